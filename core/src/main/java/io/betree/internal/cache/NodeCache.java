@@ -1,0 +1,299 @@
+package io.betree.internal.cache;
+
+import io.betree.BetreeIOException;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The environment's node cache: every index's nodes, bounded by one byte budget, with pinning,
+ * clock eviction and write-back of dirty entries. Entries are keyed by logical block number, which
+ * is unique across the indexes of an environment because they share one block file.
+ *
+ * <p>Thread-safe. An entry returned by {@link #pin} stays in memory until the matching
+ * {@link #unpin}; between the two the caller may read it, and may change it when it holds the
+ * owning index's write lock. Pinned entries are never evicted, so the budget can be exceeded by
+ * at most what is pinned at once (a few root-to-leaf paths).
+ */
+public final class NodeCache {
+    private final BlockFile file;
+    private final NodeMemory memory;
+    private final long budgetBytes;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<Long, CacheEntry> entries = new HashMap<>();
+    private final List<CacheEntry> ring = new ArrayList<>();
+    private int hand;
+    private long accountedBytes;
+    private long evictions;
+    private long writeBacks;
+    private long misses;
+
+    public NodeCache(BlockFile file, NodeMemory memory, long budgetBytes) {
+        this.file = file;
+        this.memory = memory;
+        this.budgetBytes = budgetBytes;
+    }
+
+    /** The environment's off-heap memory. */
+    public NodeMemory memory() {
+        return memory;
+    }
+
+    /**
+     * Pins the entry of {@code blockNumber}, loading it from the block file when absent.
+     *
+     * @throws io.betree.CorruptionException if the stored block is damaged
+     */
+    public <E extends CacheEntry> E pin(long blockNumber, Class<E> type, EntryLoader<E> loader) {
+        lock.lock();
+        try {
+            CacheEntry e = entries.get(blockNumber);
+            if (e != null) {
+                e.pins++;
+                e.referenced = true;
+                return cast(e, type);
+            }
+            misses++;
+        } finally {
+            lock.unlock();
+        }
+        E loaded = load(blockNumber, loader);
+        lock.lock();
+        try {
+            CacheEntry raced = entries.get(blockNumber);
+            if (raced != null) {
+                loaded.releaseMemory();
+                raced.pins++;
+                raced.referenced = true;
+                return cast(raced, type);
+            }
+            loaded.pins = 1;
+            insert(loaded);
+            return loaded;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private <E extends CacheEntry> E load(long blockNumber, EntryLoader<E> loader) {
+        ByteBuf[] holder = new ByteBuf[1];
+        int[] length = new int[1];
+        try {
+            file.read(blockNumber, size -> {
+                holder[0] = memory.allocate(size);
+                length[0] = size;
+                return holder[0].nioBuffer(0, size);
+            });
+        } catch (IOException e) {
+            memory.release(holder[0]);
+            throw new BetreeIOException("reading block " + blockNumber + " of " + file.path(), e);
+        } catch (RuntimeException e) {
+            memory.release(holder[0]);
+            throw e;
+        }
+        ByteBuf data = holder[0];
+        data.writerIndex(length[0]);
+        return loader.load(blockNumber, data);
+    }
+
+    private static <E extends CacheEntry> E cast(CacheEntry e, Class<E> type) {
+        if (!type.isInstance(e)) {
+            throw new IllegalStateException("block " + e.blockNumber() + " holds a " + e.getClass().getSimpleName()
+                    + ", expected a " + type.getSimpleName());
+        }
+        return type.cast(e);
+    }
+
+    /** Adds a new entry, pinned once and dirty (it has never been written). */
+    public void add(CacheEntry e) {
+        lock.lock();
+        try {
+            if (entries.containsKey(e.blockNumber())) {
+                throw new IllegalStateException("block " + e.blockNumber() + " is already cached");
+            }
+            e.pins = 1;
+            e.dirty = true;
+            insert(e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void insert(CacheEntry e) {
+        entries.put(e.blockNumber(), e);
+        e.ringIndex = ring.size();
+        ring.add(e);
+        e.referenced = true;
+        e.accountedBytes = e.memoryBytes();
+        accountedBytes += e.accountedBytes;
+    }
+
+    /**
+     * Releases one pin. {@code modified} marks the entry dirty; its size is re-measured, and
+     * entries are evicted when the cache is over budget.
+     */
+    public void unpin(CacheEntry e, boolean modified) {
+        lock.lock();
+        try {
+            if (e.pins <= 0) {
+                throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
+            }
+            e.pins--;
+            if (modified) {
+                e.dirty = true;
+                long now = e.memoryBytes();
+                accountedBytes += now - e.accountedBytes;
+                e.accountedBytes = now;
+            }
+            evictWhileOverBudget();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drops a pinned entry whose block has been freed: its memory is released and nothing is
+     * written. The caller frees the block number in the block file.
+     */
+    public void discard(CacheEntry e) {
+        lock.lock();
+        try {
+            remove(e);
+        } finally {
+            lock.unlock();
+        }
+        e.releaseMemory();
+    }
+
+    /**
+     * Drops the entry of a block that is being freed, if it is cached, without loading it.
+     *
+     * @throws IllegalStateException if the entry is pinned
+     */
+    public void discardIfCached(long blockNumber) {
+        CacheEntry e;
+        lock.lock();
+        try {
+            e = entries.get(blockNumber);
+            if (e == null) {
+                return;
+            }
+            if (e.pins > 0) {
+                throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
+            }
+            remove(e);
+        } finally {
+            lock.unlock();
+        }
+        e.releaseMemory();
+    }
+
+    private void remove(CacheEntry e) {
+        entries.remove(e.blockNumber());
+        int i = e.ringIndex;
+        CacheEntry last = ring.remove(ring.size() - 1);
+        if (last != e) {
+            ring.set(i, last);
+            last.ringIndex = i;
+        }
+        e.ringIndex = -1;
+        accountedBytes -= e.accountedBytes;
+        if (hand >= ring.size()) {
+            hand = 0;
+        }
+    }
+
+    private void evictWhileOverBudget() {
+        int unpinnedSeen = 0;
+        while (accountedBytes > budgetBytes && !ring.isEmpty() && unpinnedSeen < 2 * ring.size() + 2) {
+            if (hand >= ring.size()) {
+                hand = 0;
+            }
+            CacheEntry e = ring.get(hand);
+            if (e.pins > 0) {
+                hand++;
+                unpinnedSeen++;
+                continue;
+            }
+            if (e.referenced) {
+                e.referenced = false;
+                hand++;
+                unpinnedSeen++;
+                continue;
+            }
+            if (e.dirty) {
+                writeBack(e);
+            }
+            remove(e);
+            e.releaseMemory();
+            evictions++;
+            unpinnedSeen = 0;
+        }
+    }
+
+    private void writeBack(CacheEntry e) {
+        ByteBuf out = memory.allocate(e.serializedSizeBound());
+        try {
+            e.serialize(out);
+            file.write(e.blockNumber(), out.nioBuffer(out.readerIndex(), out.readableBytes()), e.compressor());
+            e.dirty = false;
+            writeBacks++;
+        } catch (IOException ex) {
+            throw new BetreeIOException("writing block " + e.blockNumber() + " of " + file.path(), ex);
+        } finally {
+            memory.release(out);
+        }
+    }
+
+    /**
+     * Writes every dirty entry, pinned or not. The caller guarantees that no entry is being
+     * modified meanwhile (a checkpoint holds every index's write lock).
+     */
+    public void writeAllDirty() {
+        lock.lock();
+        try {
+            for (CacheEntry e : ring) {
+                if (e.dirty) {
+                    writeBack(e);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Releases every entry's memory without writing; the cache is unusable afterwards. */
+    public void releaseAll() {
+        lock.lock();
+        try {
+            for (CacheEntry e : ring) {
+                e.releaseMemory();
+            }
+            ring.clear();
+            entries.clear();
+            accountedBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Counters for tests and statistics. */
+    public Stats stats() {
+        lock.lock();
+        try {
+            return new Stats(entries.size(), accountedBytes, budgetBytes, misses, evictions, writeBacks);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A snapshot of the cache's counters. */
+    public record Stats(int entries, long bytes, long budgetBytes, long misses, long evictions, long writeBacks) {
+    }
+}

@@ -1,0 +1,83 @@
+package io.betree.internal.env;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The environment's catalog: the last message sequence number and, per index, its name, root
+ * block and settings. Stored as the block file's root record at every checkpoint. Format (big
+ * endian): magic "BTCT", version (4), last msn (8), index count (4), then per index: name length
+ * (2) and UTF-8 name, root block (8), codec name length (1) and name, codec level (4), node size
+ * (4), basement size (4), fanout (4).
+ */
+public final class Catalog {
+    private static final int MAGIC = 0x42544354;
+    private static final int VERSION = 1;
+
+    /** One index's entry. */
+    public record Entry(String name, long rootBlock, String codec, int level, int nodeSize, int basementSize,
+            int fanout) {
+    }
+
+    private Catalog() {
+    }
+
+    /** Serializes the catalog. */
+    public static ByteBuffer write(long lastMsn, List<Entry> entries) {
+        int size = 20;
+        for (Entry e : entries) {
+            size += 2 + e.name().getBytes(StandardCharsets.UTF_8).length + 8 + 1 + e.codec().length() + 16;
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        out.putInt(MAGIC).putInt(VERSION).putLong(lastMsn).putInt(entries.size());
+        for (Entry e : entries) {
+            byte[] name = e.name().getBytes(StandardCharsets.UTF_8);
+            byte[] codec = e.codec().getBytes(StandardCharsets.US_ASCII);
+            out.putShort((short) name.length).put(name).putLong(e.rootBlock());
+            out.put((byte) codec.length).put(codec);
+            out.putInt(e.level()).putInt(e.nodeSize()).putInt(e.basementSize()).putInt(e.fanout());
+        }
+        return out.flip();
+    }
+
+    /** A parsed catalog. */
+    public record Contents(long lastMsn, List<Entry> entries) {
+    }
+
+    /**
+     * Parses a stored catalog.
+     *
+     * @throws IllegalArgumentException if the bytes are not a well-formed catalog
+     */
+    public static Contents read(ByteBuffer in) {
+        try {
+            if (in.getInt() != MAGIC) {
+                throw new IllegalArgumentException("catalog has a bad magic number");
+            }
+            int version = in.getInt();
+            if (version != VERSION) {
+                throw new IllegalArgumentException("catalog version " + version + " is not supported");
+            }
+            long lastMsn = in.getLong();
+            int n = in.getInt();
+            if (n < 0 || n > in.remaining() / 20) {
+                throw new IllegalArgumentException("impossible index count " + n);
+            }
+            List<Entry> entries = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                byte[] name = new byte[in.getShort() & 0xffff];
+                in.get(name);
+                long root = in.getLong();
+                byte[] codec = new byte[in.get() & 0xff];
+                in.get(codec);
+                entries.add(new Entry(new String(name, StandardCharsets.UTF_8), root,
+                        new String(codec, StandardCharsets.US_ASCII), in.getInt(), in.getInt(), in.getInt(), in.getInt()));
+            }
+            return new Contents(lastMsn, entries);
+        } catch (java.nio.BufferUnderflowException e) {
+            throw new IllegalArgumentException("catalog is truncated", e);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.betree.internal.memory;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Off-heap memory for nodes: pooled direct buffers from one allocator shared by every environment
+ * of the process, with a byte count per environment so that the node cache can hold its budget.
+ *
+ * <p>Thread-safe. Buffers handed out must be given back through {@link #release(ByteBuf)} so the
+ * count stays exact; Netty's leak detector reports any buffer that is dropped instead.
+ */
+public final class NodeMemory {
+
+    /** One pool per process: chunks are shared, so many small environments do not each hold chunks. */
+    private static final PooledByteBufAllocator POOL = new PooledByteBufAllocator(true);
+
+    private final AtomicLong used = new AtomicLong();
+
+    /** Bytes currently held by buffers from this instance (by capacity). */
+    public long used() {
+        return used.get();
+    }
+
+    /** A direct buffer with room for {@code capacity} bytes, writer index 0. */
+    public ByteBuf allocate(int capacity) {
+        int size = Math.max(capacity, 16);
+        // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
+        ByteBuf buf = POOL.directBuffer(size, size);
+        used.addAndGet(buf.capacity());
+        return buf;
+    }
+
+    /** Grows {@code buf} so that {@code extra} more bytes can be written, keeping the count exact. */
+    public ByteBuf ensureWritable(ByteBuf buf, int extra) {
+        if (buf.writableBytes() >= extra) {
+            return buf;
+        }
+        long needed = (long) buf.writerIndex() + extra;
+        if (needed > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("node buffer would exceed 2 GiB");
+        }
+        int newCapacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, (long) buf.capacity() * 3 / 2));
+        ByteBuf bigger = allocate(newCapacity);
+        bigger.writeBytes(buf, buf.readerIndex(), buf.readableBytes());
+        release(buf);
+        return bigger;
+    }
+
+    /** Returns {@code buf} to the pool; {@code null} is ignored. */
+    public void release(ByteBuf buf) {
+        if (buf != null) {
+            used.addAndGet(-buf.capacity());
+            buf.release();
+        }
+    }
+
+    /**
+     * The most direct memory this JVM lets NIO buffers take: {@code -XX:MaxDirectMemorySize} when
+     * set, otherwise the maximum heap size, which is the JVM's default for that limit.
+     */
+    public static long maxDirectMemory() {
+        try {
+            var bean = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            long configured = Long.parseLong(bean.getVMOption("MaxDirectMemorySize").getValue());
+            if (configured > 0) {
+                return configured;
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // Not a HotSpot JVM: fall back to the documented default below.
+        }
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    /**
+     * Whether Netty takes direct memory outside the JVM's direct-memory limit. On JDK 24 and later,
+     * with {@code -Dio.netty.maxDirectMemory=0}, Netty allocates through memory segments that the
+     * limit does not count.
+     */
+    public static boolean uncappedByJvm() {
+        return Runtime.version().feature() >= 24 && "0".equals(System.getProperty("io.netty.maxDirectMemory"));
+    }
+}

@@ -1,0 +1,151 @@
+package io.betree.internal.storage;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Free-space map of a block file: which aligned extents between {@link BlockFormat#DATA_START} and
+ * the allocation end are free. Allocation is first fit in offset order, else an append at the end;
+ * released extents coalesce with free neighbours. Not thread-safe; {@link BlockFile} guards it.
+ *
+ * <p>Whether an extent may be released at all (copy-on-write: not while a durable or in-progress
+ * checkpoint references it) is the caller's decision; this class only keeps the books and rejects a
+ * release that overlaps free space, which would mean the caller freed something twice.
+ */
+final class ExtentAllocator {
+
+    /** Free extents: start offset to end offset (exclusive), both aligned, never adjacent. */
+    private final TreeMap<Long, Long> free = new TreeMap<>();
+    /** End of the allocated space: every extent in use lies below it. Aligned. */
+    private long end;
+    private long freeBytes;
+
+    /** An allocator for a file whose only used space is the header area. */
+    ExtentAllocator() {
+        end = BlockFormat.DATA_START;
+    }
+
+    /**
+     * Rebuilds the free map of a file whose used space is the header area, the extents of
+     * {@code table} and the table region itself; everything else up to the end of the last used
+     * extent is free.
+     *
+     * @throws InvalidDataException if two of the extents overlap
+     */
+    static ExtentAllocator rebuild(TableSnapshot table, long tableOffset, long tableLength)
+            throws InvalidDataException {
+        long[] keys = new long[(int) table.entryCount() + 1];
+        int n = 0;
+        keys[n++] = pack(tableOffset, tableLength);
+        for (int b = 0; b < table.size(); b++) {
+            long offset = table.offsets()[b];
+            if (offset != TranslationTable.FREE && offset != TranslationTable.UNWRITTEN) {
+                keys[n++] = pack(offset, table.lengths()[b]);
+            }
+        }
+        Arrays.sort(keys, 0, n);
+        ExtentAllocator allocator = new ExtentAllocator();
+        for (int i = 0; i < n; i++) {
+            long start = (keys[i] >>> 24) * BlockFormat.ALIGNMENT;
+            long stop = start + (keys[i] & 0xFFFFFF) * BlockFormat.ALIGNMENT;
+            if (start < allocator.end) {
+                throw new InvalidDataException("extents overlap at offset " + start);
+            }
+            if (start > allocator.end) {
+                allocator.free.put(allocator.end, start);
+                allocator.freeBytes += start - allocator.end;
+            }
+            allocator.end = stop;
+        }
+        return allocator;
+    }
+
+    /**
+     * Packs an aligned extent as (offset / 4096) in the high 40 bits and its length in 4 KiB units in
+     * the low 24, so that sorting the keys sorts by offset. This bounds files to 2 PiB and extents to
+     * 64 GiB, far beyond any block (64 MiB) or table (20 bytes per block).
+     */
+    private static long pack(long offset, long length) throws InvalidDataException {
+        long units = BlockFormat.alignUp(length) / BlockFormat.ALIGNMENT;
+        if (offset >= (1L << 51) || units >= (1L << 24)) {
+            throw new InvalidDataException("extent " + offset + "+" + length + " out of range");
+        }
+        return (offset / BlockFormat.ALIGNMENT) << 24 | units;
+    }
+
+    /** Reserves an extent of at least {@code length} bytes and returns its offset. */
+    long allocate(long length) {
+        long need = BlockFormat.alignUp(Math.max(length, 1));
+        for (Map.Entry<Long, Long> e : free.entrySet()) {
+            long start = e.getKey();
+            long stop = e.getValue();
+            if (stop - start >= need) {
+                free.remove(start);
+                if (stop - start > need) {
+                    free.put(start + need, stop);
+                }
+                freeBytes -= need;
+                return start;
+            }
+        }
+        long start = end;
+        end += need;
+        return start;
+    }
+
+    /** Returns the extent at {@code offset} of {@code length} bytes (rounded up to alignment). */
+    void release(long offset, long length) {
+        long start = offset;
+        long stop = offset + BlockFormat.alignUp(Math.max(length, 1));
+        if (start < BlockFormat.DATA_START || start % BlockFormat.ALIGNMENT != 0 || stop > end) {
+            throw new IllegalStateException("release of " + offset + "+" + length + " outside ["
+                    + BlockFormat.DATA_START + ", " + end + ")");
+        }
+        Map.Entry<Long, Long> before = free.floorEntry(start);
+        Map.Entry<Long, Long> after = free.ceilingEntry(start);
+        if ((before != null && before.getValue() > start) || (after != null && after.getKey() < stop)) {
+            throw new IllegalStateException("double release of " + offset + "+" + length);
+        }
+        freeBytes += stop - start;
+        if (before != null && before.getValue() == start) {
+            free.remove(before.getKey());
+            start = before.getKey();
+        }
+        if (after != null && after.getKey() == stop) {
+            free.remove(after.getKey());
+            stop = after.getValue();
+        }
+        free.put(start, stop);
+    }
+
+    /**
+     * Gives up a free extent at the end of the allocated space, if there is one.
+     *
+     * @return the new allocation end
+     */
+    long trimTail() {
+        Map.Entry<Long, Long> last = free.lastEntry();
+        if (last != null && last.getValue() == end) {
+            free.remove(last.getKey());
+            freeBytes -= end - last.getKey();
+            end = last.getKey();
+        }
+        return end;
+    }
+
+    /** End of the allocated space; every extent in use lies below it. */
+    long end() {
+        return end;
+    }
+
+    /** Total bytes of the free extents below {@link #end()}. */
+    long freeBytes() {
+        return freeBytes;
+    }
+
+    /** Number of free extents (a measure of fragmentation). */
+    int freeExtentCount() {
+        return free.size();
+    }
+}

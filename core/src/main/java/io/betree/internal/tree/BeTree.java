@@ -1,0 +1,239 @@
+package io.betree.internal.tree;
+
+import io.betree.BetreeException;
+import io.betree.internal.cache.CacheEntry;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.storage.BlockFile;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * One index's B-epsilon tree. Writes become messages in the root's buffers and move down in
+ * batches when a node overflows (see docs/design.md); point queries stop at the first level that
+ * holds a message for their key; inserts of keys beyond every key the tree has seen go straight to
+ * the rightmost leaf.
+ *
+ * <p>Thread-safe: writers of one tree are serialized by its lock; readers share it. Nodes are
+ * pinned while in use and unpinned before a method returns. After a failure in the middle of a
+ * write (an I/O error while evicting, say) the in-memory tree may be inconsistent, so the tree
+ * refuses further use until the environment is reopened.
+ */
+public final class BeTree {
+    private final NodeStore store;
+    private final TreeConfig config;
+    private final AtomicLong msnSource;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Reshaper reshaper;
+    private long rootBlock;
+    private byte[] maxKey;
+    private boolean maxKeyKnown;
+    private volatile Throwable failure;
+    private volatile boolean closed;
+
+    private BeTree(NodeStore store, TreeConfig config, AtomicLong msnSource, long rootBlock) {
+        this.store = store;
+        this.config = config;
+        this.msnSource = msnSource;
+        this.rootBlock = rootBlock;
+        this.reshaper = new Reshaper(store, config);
+    }
+
+    /** A new empty tree: a root leaf with one empty basement. */
+    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, AtomicLong msnSource) {
+        NodeStore store = new NodeStore(cache, file, config.codec());
+        LeafNode root = store.newLeaf();
+        store.unpin(root, true);
+        BeTree tree = new BeTree(store, config, msnSource, root.blockNumber());
+        tree.maxKeyKnown = true;
+        return tree;
+    }
+
+    /** A stored tree whose root is block {@code rootBlock}. */
+    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, AtomicLong msnSource, long rootBlock) {
+        return new BeTree(new NodeStore(cache, file, config.codec()), config, msnSource, rootBlock);
+    }
+
+    /** The tree's lock; a checkpoint holds its write lock to see a quiescent tree. */
+    public ReentrantReadWriteLock lock() {
+        return lock;
+    }
+
+    /** Block number of the current root; call with the lock held. */
+    public long rootBlock() {
+        return rootBlock;
+    }
+
+    /** The tree's shape parameters. */
+    public TreeConfig config() {
+        return config;
+    }
+
+    NodeStore store() {
+        return store;
+    }
+
+    /** Refuses every later call; waits for calls in progress. Memory is released by the cache. */
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            closed = true;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private void checkUsable() {
+        if (closed) {
+            throw new IllegalStateException("environment is closed");
+        }
+        Throwable f = failure;
+        if (f != null) {
+            throw new BetreeException("index is unusable after an earlier failure (" + f + "); reopen the environment", f);
+        }
+    }
+
+    /** The key's value, or {@code null} when absent. */
+    public byte[] get(byte[] key) {
+        lock.readLock().lock();
+        try {
+            checkUsable();
+            return lookup(key);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private byte[] lookup(byte[] key) {
+        CacheEntry node = store.pinNode(rootBlock);
+        try {
+            while (node instanceof InternalNode) {
+                InternalNode in = (InternalNode) node;
+                int i = in.childFor(key);
+                MessageBuffer buffer = in.buffers.get(i);
+                int off = buffer.findNewest(key);
+                if (off >= 0) {
+                    return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+                }
+                CacheEntry next = store.pinNode(in.children.get(i));
+                store.unpin(node, false);
+                node = next;
+            }
+            LeafNode leaf = (LeafNode) node;
+            Basement b = store.pinBasement(leaf.basements.get(leaf.basementFor(key)));
+            try {
+                int p = b.find(key);
+                return p >= 0 ? b.value(p) : null;
+            } finally {
+                store.unpin(b, false);
+            }
+        } finally {
+            store.unpin(node, false);
+        }
+    }
+
+    /** Inserts or overwrites; {@code key} and {@code value} are copied before this returns. */
+    public void put(byte[] key, byte[] value) {
+        write(MessageType.PUT, key, value);
+    }
+
+    /** Removes the key if present. */
+    public void delete(byte[] key) {
+        write(MessageType.DELETE, key, null);
+    }
+
+    private void write(byte type, byte[] key, byte[] value) {
+        lock.writeLock().lock();
+        try {
+            checkUsable();
+            try {
+                applyWrite(type, key, value);
+            } catch (RuntimeException | Error e) {
+                failure = e;
+                throw e;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private void applyWrite(byte type, byte[] key, byte[] value) {
+        if (!maxKeyKnown) {
+            maxKey = reshaper.maxKey(rootBlock);
+            maxKeyKnown = true;
+        }
+        boolean beyond = maxKey == null || Keys.compare(key, maxKey) > 0;
+        if (beyond && type == MessageType.DELETE) {
+            return; // No message or entry exists at or beyond this key: nothing to delete.
+        }
+        long msn = msnSource.incrementAndGet();
+        CacheEntry root = store.pinNode(rootBlock);
+        try {
+            if (beyond) {
+                reshaper.appendRightmost(root, key, value);
+                maxKey = key.clone();
+            } else if (root instanceof LeafNode) {
+                MessageBuffer one = new MessageBuffer(store.memory());
+                try {
+                    one.append(type, msn, 0L, key, value);
+                    reshaper.applyToLeaf((LeafNode) root, one, 0, 1);
+                } finally {
+                    one.release();
+                }
+            } else {
+                InternalNode in = (InternalNode) root;
+                in.buffers.get(in.childFor(key)).append(type, msn, 0L, key, value);
+                reshaper.flushWhileOverfull(in);
+            }
+            root = reshaper.fixRoot(root, beyond, this::setRoot);
+        } finally {
+            store.unpin(root, true);
+        }
+    }
+
+    private void setRoot(long block) {
+        rootBlock = block;
+    }
+
+    /**
+     * Reads the entries with keys in {@code [from, upper)} where {@code upper} is the end of the
+     * basement that holds {@code from}, merged with the pending messages above it.
+     */
+    public ScanBatch scanBatch(byte[] from, byte[] toExclusive) {
+        lock.readLock().lock();
+        try {
+            checkUsable();
+            return ScanBatch.read(store, rootBlock, from, toExclusive);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Height of the tree (0 when the root is a leaf), for tests and statistics. */
+    public int height() {
+        lock.readLock().lock();
+        try {
+            CacheEntry root = store.pinNode(rootBlock);
+            try {
+                return root instanceof InternalNode ? ((InternalNode) root).height : 0;
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Lists the blocks of the tree; used by tests that damage specific blocks. */
+    public List<Long> blocks() {
+        lock.readLock().lock();
+        try {
+            List<Long> out = new ArrayList<>();
+            reshaper.collectBlocks(rootBlock, out);
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+}

@@ -1,0 +1,334 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import java.util.Arrays;
+
+/**
+ * The pending messages of one child of an internal node, off-heap. Messages are appended to
+ * {@code data}; {@code index} holds their offsets: a prefix sorted by (key, msn) followed by a short
+ * unsorted tail of recent arrivals, merged into the prefix once it grows past {@link #TAIL_LIMIT}.
+ * That keeps an insert's cost independent of the buffer's size.
+ *
+ * <p>Message layout: type (1 byte), msn (8), transaction id (8), key length (2), value length (4),
+ * key, value. The transaction id is 0 for non-transactional writes.
+ *
+ * <p>Not thread-safe: the owning node's pin and the index lock guard it. Read-only methods may run
+ * in several threads at once.
+ */
+public final class MessageBuffer {
+    static final int HEADER = 23;
+    private static final int TAIL_LIMIT = 64;
+
+    private final NodeMemory memory;
+    private ByteBuf data;
+    private ByteBuf index;
+    private int count;
+    private int sorted;
+
+    /** An empty buffer. */
+    public MessageBuffer(NodeMemory memory) {
+        this.memory = memory;
+        this.data = memory.allocate(256);
+        this.index = memory.allocate(64);
+    }
+
+    /**
+     * A buffer holding the {@code length} bytes of serialized messages at {@code src}'s reader index;
+     * advances the reader index. Throws {@link IndexOutOfBoundsException} or
+     * {@link IllegalArgumentException} on malformed input, which callers report as corruption.
+     */
+    public static MessageBuffer read(NodeMemory memory, ByteBuf src, int length) {
+        MessageBuffer b = new MessageBuffer(memory);
+        if (length < 0 || length > src.readableBytes()) {
+            b.release();
+            throw new IllegalArgumentException("message buffer length " + length + " exceeds the node");
+        }
+        try {
+            int end = src.readerIndex() + length;
+            while (src.readerIndex() < end) {
+                int off = src.readerIndex();
+                byte type = src.getByte(off);
+                int keyLength = src.getUnsignedShort(off + 17);
+                int valueLength = src.getInt(off + 19);
+                if (!MessageType.isKnown(type) || valueLength < 0 || off + HEADER + keyLength + valueLength > end) {
+                    throw new IllegalArgumentException("malformed message at node offset " + off);
+                }
+                b.data = memory.ensureWritable(b.data, HEADER + keyLength + valueLength);
+                int at = b.data.writerIndex();
+                b.data.writeBytes(src, off, HEADER + keyLength + valueLength);
+                b.index = memory.ensureWritable(b.index, 4);
+                b.index.writeInt(at);
+                b.count++;
+                src.readerIndex(off + HEADER + keyLength + valueLength);
+            }
+            b.sortLoaded();
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+        return b;
+    }
+
+    /** Serialized buffers are written in order; a buffer that is not gets sorted once here. */
+    private void sortLoaded() {
+        boolean inOrder = true;
+        for (int k = 1; k < count && inOrder; k++) {
+            inOrder = compareMessages(index.getInt((k - 1) * 4), index.getInt(k * 4)) < 0;
+        }
+        if (!inOrder) {
+            Integer[] boxed = new Integer[count];
+            for (int k = 0; k < count; k++) {
+                boxed[k] = index.getInt(k * 4);
+            }
+            Arrays.sort(boxed, this::compareMessages);
+            index.clear();
+            for (Integer off : boxed) {
+                index.writeInt(off);
+            }
+        }
+        sorted = count;
+    }
+
+    /** Number of messages. */
+    public int count() {
+        return count;
+    }
+
+    /** Bytes of message data (the serialized size). */
+    public int bytes() {
+        return data.writerIndex();
+    }
+
+    /** Off-heap bytes held. */
+    public long memoryBytes() {
+        return (long) data.capacity() + index.capacity();
+    }
+
+    /** Appends a message. */
+    public void append(byte type, long msn, long txnId, byte[] key, byte[] value) {
+        int valueLength = value == null ? 0 : value.length;
+        data = memory.ensureWritable(data, HEADER + key.length + valueLength);
+        int off = data.writerIndex();
+        data.writeByte(type).writeLong(msn).writeLong(txnId).writeShort(key.length).writeInt(valueLength);
+        data.writeBytes(key);
+        if (valueLength > 0) {
+            data.writeBytes(value);
+        }
+        addToIndex(off);
+    }
+
+    /** Appends a copy of the message at {@code offset} of {@code other}. */
+    public void appendCopy(MessageBuffer other, int offset) {
+        appendRaw(other.data, offset, other.messageLength(offset));
+    }
+
+    private void appendRaw(ByteBuf src, int offset, int length) {
+        data = memory.ensureWritable(data, length);
+        int off = data.writerIndex();
+        data.writeBytes(src, offset, length);
+        addToIndex(off);
+    }
+
+    private void addToIndex(int off) {
+        index = memory.ensureWritable(index, 4);
+        index.writeInt(off);
+        count++;
+        if (count - sorted > TAIL_LIMIT) {
+            consolidate();
+        }
+    }
+
+    /** Merges the unsorted tail into the sorted prefix so that every message is in (key, msn) order. */
+    public void consolidate() {
+        if (sorted == count) {
+            return;
+        }
+        int[] tail = sortedTail();
+        ByteBuf merged = memory.allocate(count * 4);
+        int i = 0;
+        int j = 0;
+        while (i < sorted || j < tail.length) {
+            if (j == tail.length || (i < sorted && compareMessages(index.getInt(i * 4), tail[j]) <= 0)) {
+                merged.writeInt(index.getInt(i * 4));
+                i++;
+            } else {
+                merged.writeInt(tail[j++]);
+            }
+        }
+        memory.release(index);
+        index = merged;
+        sorted = count;
+    }
+
+    /** Offsets of the unsorted tail, sorted by (key, msn); a fresh heap array of at most 64 ints. */
+    int[] sortedTail() {
+        int n = count - sorted;
+        Integer[] boxed = new Integer[n];
+        for (int k = 0; k < n; k++) {
+            boxed[k] = index.getInt((sorted + k) * 4);
+        }
+        Arrays.sort(boxed, this::compareMessages);
+        int[] out = new int[n];
+        for (int k = 0; k < n; k++) {
+            out[k] = boxed[k];
+        }
+        return out;
+    }
+
+    private int compareMessages(int a, int b) {
+        int c = Keys.compare(data, a + HEADER, keyLength(a), data, b + HEADER, keyLength(b));
+        return c != 0 ? c : Long.compare(msn(a), msn(b));
+    }
+
+    /** Number of messages in the sorted prefix. */
+    int sortedCount() {
+        return sorted;
+    }
+
+    /** Offset of the message at position {@code i} of the sorted prefix. */
+    int sortedOffset(int i) {
+        return index.getInt(i * 4);
+    }
+
+    /** First position in the sorted prefix whose key is {@code >= key} (or {@code > key} if {@code strict}). */
+    int lowerBound(byte[] key, boolean strict) {
+        int lo = 0;
+        int hi = sorted;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            int off = index.getInt(mid * 4);
+            int c = Keys.compare(data, off + HEADER, keyLength(off), key);
+            if (c < 0 || (strict && c == 0)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** Offset of the newest message (highest msn) for {@code key}, or -1 when there is none. */
+    public int findNewest(byte[] key) {
+        int best = -1;
+        int pos = lowerBound(key, true) - 1;
+        if (pos >= 0) {
+            int off = index.getInt(pos * 4);
+            if (Keys.compare(data, off + HEADER, keyLength(off), key) == 0) {
+                best = off;
+            }
+        }
+        for (int k = sorted; k < count; k++) {
+            int off = index.getInt(k * 4);
+            if (Keys.compare(data, off + HEADER, keyLength(off), key) == 0 && (best < 0 || msn(off) > msn(best))) {
+                best = off;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Applies the messages with keys in {@code [from, upper)} ({@code upper} null: no bound) to
+     * {@code view} in age order, so that the newest message of each key is applied last: a put
+     * stores its value, a delete stores {@code tombstone}.
+     */
+    void applyRange(byte[] from, byte[] upper, java.util.NavigableMap<byte[], byte[]> view, byte[] tombstone) {
+        for (int k = lowerBound(from, false); k < sorted; k++) {
+            int off = index.getInt(k * 4);
+            if (upper != null && compareKey(off, upper) >= 0) {
+                break;
+            }
+            view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
+        }
+        for (int k = sorted; k < count; k++) {
+            int off = index.getInt(k * 4);
+            if (compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
+                view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
+            }
+        }
+    }
+
+    /** The largest key of any message, or {@code null} when empty. */
+    public byte[] maxKey() {
+        int best = -1;
+        if (sorted > 0) {
+            best = index.getInt((sorted - 1) * 4);
+        }
+        for (int k = sorted; k < count; k++) {
+            int off = index.getInt(k * 4);
+            if (best < 0 || compareKeys(off, best) > 0) {
+                best = off;
+            }
+        }
+        return best < 0 ? null : key(best);
+    }
+
+    /** Type of the message at {@code off}. */
+    public byte type(int off) {
+        return data.getByte(off);
+    }
+
+    /** Message sequence number of the message at {@code off}. */
+    public long msn(int off) {
+        return data.getLong(off + 1);
+    }
+
+    /** Transaction id of the message at {@code off}. */
+    public long txnId(int off) {
+        return data.getLong(off + 9);
+    }
+
+    int keyLength(int off) {
+        return data.getUnsignedShort(off + 17);
+    }
+
+    int valueLength(int off) {
+        return data.getInt(off + 19);
+    }
+
+    int messageLength(int off) {
+        return HEADER + keyLength(off) + valueLength(off);
+    }
+
+    /** The message's key, copied. */
+    public byte[] key(int off) {
+        return Keys.copy(data, off + HEADER, keyLength(off));
+    }
+
+    /** The message's value, copied. */
+    public byte[] value(int off) {
+        return Keys.copy(data, off + HEADER + keyLength(off), valueLength(off));
+    }
+
+    /** Compares the keys of two messages of this buffer. */
+    int compareKeys(int a, int b) {
+        return Keys.compare(data, a + HEADER, keyLength(a), data, b + HEADER, keyLength(b));
+    }
+
+    /** Compares the message's key with {@code key}. */
+    int compareKey(int off, byte[] key) {
+        return Keys.compare(data, off + HEADER, keyLength(off), key);
+    }
+
+    /** The data buffer, for copying messages out in bulk. */
+    ByteBuf data() {
+        return data;
+    }
+
+    /** Writes the messages in (key, msn) order, so that loading needs no sort. */
+    public void serialize(ByteBuf out) {
+        consolidate();
+        for (int k = 0; k < count; k++) {
+            int off = index.getInt(k * 4);
+            out.writeBytes(data, off, messageLength(off));
+        }
+    }
+
+    /** Returns the memory; the buffer is unusable afterwards. */
+    public void release() {
+        memory.release(data);
+        memory.release(index);
+        data = null;
+        index = null;
+    }
+}

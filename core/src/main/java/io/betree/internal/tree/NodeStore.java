@@ -1,0 +1,140 @@
+package io.betree.internal.tree;
+
+import io.betree.CorruptionException;
+import io.betree.compression.BlockCompressor;
+import io.betree.internal.cache.CacheEntry;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A tree's access to its nodes: pinning through the cache (parsing blocks on a miss), creating
+ * nodes under fresh block numbers and freeing them.
+ */
+final class NodeStore {
+    private final NodeCache cache;
+    private final BlockFile file;
+    private final BlockCompressor codec;
+
+    NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
+        this.cache = cache;
+        this.file = file;
+        this.codec = codec;
+    }
+
+    NodeMemory memory() {
+        return cache.memory();
+    }
+
+    BlockCompressor codec() {
+        return codec;
+    }
+
+    /** Pins an internal node or a leaf. */
+    CacheEntry pinNode(long block) {
+        CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
+        if (e instanceof Basement) {
+            cache.unpin(e, false);
+            throw new CorruptionException(file.path(), block, -1, "a tree pointer leads to a basement, not a node");
+        }
+        return e;
+    }
+
+    Basement pinBasement(long block) {
+        CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
+        if (!(e instanceof Basement)) {
+            cache.unpin(e, false);
+            throw new CorruptionException(file.path(), block, -1, "a leaf points at a block that is not a basement");
+        }
+        return (Basement) e;
+    }
+
+    void unpin(CacheEntry e, boolean modified) {
+        cache.unpin(e, modified);
+    }
+
+    private CacheEntry load(long block, ByteBuf data) {
+        byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
+        try {
+            switch (tag) {
+                case Basement.TAG:
+                    return Basement.load(block, data, memory(), codec);
+                case LeafNode.TAG:
+                    try {
+                        return LeafNode.read(block, data, codec);
+                    } finally {
+                        memory().release(data);
+                    }
+                case InternalNode.TAG:
+                    try {
+                        return InternalNode.read(block, data, codec, memory());
+                    } finally {
+                        memory().release(data);
+                    }
+                default:
+                    memory().release(data);
+                    throw new IllegalArgumentException("unknown node tag " + tag);
+            }
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            throw new CorruptionException(file.path(), block, -1, "malformed node: " + e.getMessage(), e);
+        }
+    }
+
+    /** A new, empty basement, pinned and dirty. */
+    Basement newBasement() {
+        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec);
+        cache.add(b);
+        return b;
+    }
+
+    /** Registers a basement made by splitting another one (pinned and dirty). */
+    void addNew(CacheEntry e) {
+        cache.add(e);
+    }
+
+    long allocateBlockNumber() {
+        return file.allocateBlockNumber();
+    }
+
+    /** A new leaf with one empty basement; both pinned-then-unpinned except the leaf, which stays pinned. */
+    LeafNode newLeaf() {
+        Basement b = newBasement();
+        List<Long> blocks = new ArrayList<>();
+        blocks.add(b.blockNumber());
+        List<Integer> sizes = new ArrayList<>();
+        sizes.add(b.bytes());
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, new ArrayList<>(), blocks, sizes);
+        cache.unpin(b, true);
+        cache.add(leaf);
+        return leaf;
+    }
+
+    /** A new leaf over existing basements, pinned and dirty. */
+    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes) {
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, pivots, basements, sizes);
+        cache.add(leaf);
+        return leaf;
+    }
+
+    /** A new internal node, pinned and dirty. */
+    InternalNode newInternal(int height, List<byte[]> pivots, List<Long> children, List<MessageBuffer> buffers) {
+        InternalNode n = new InternalNode(file.allocateBlockNumber(), codec, height, pivots, children, buffers);
+        cache.add(n);
+        return n;
+    }
+
+    /** Drops a pinned entry and frees its block number. */
+    void free(CacheEntry e) {
+        cache.discard(e);
+        file.freeBlockNumber(e.blockNumber());
+    }
+
+    /** Frees an unpinned block given by number, dropping any cached copy without loading it. */
+    void freeBlock(long block) {
+        cache.discardIfCached(block);
+        file.freeBlockNumber(block);
+    }
+}

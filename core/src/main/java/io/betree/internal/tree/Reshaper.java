@@ -1,0 +1,472 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.cache.CacheEntry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongConsumer;
+
+/**
+ * The write-side mechanics of a tree: flushing buffers down, applying messages to basements, and
+ * keeping nodes within their size limits by splitting and merging. Called with the tree's write
+ * lock held. Every method that receives a pinned child "consumes" that pin: it unpins or frees it.
+ */
+final class Reshaper {
+    private static final int EMPTY_BASEMENT = 5;
+
+    private final NodeStore store;
+    private final TreeConfig config;
+
+    Reshaper(NodeStore store, TreeConfig config) {
+        this.store = store;
+        this.config = config;
+    }
+
+    // ---- flushing ----
+
+    /** Flushes the heaviest buffers of {@code node} until it fits its size limit. */
+    void flushWhileOverfull(InternalNode node) {
+        while (node.size() > config.nodeSize() && node.bufferedBytes() > 0) {
+            flushChild(node, node.heaviestChild());
+        }
+    }
+
+    /** Moves every message of buffer {@code i} into child {@code i}, then repairs the child's shape. */
+    private void flushChild(InternalNode parent, int i) {
+        MessageBuffer batch = parent.buffers.get(i);
+        parent.buffers.set(i, new MessageBuffer(store.memory()));
+        try {
+            batch.consolidate();
+            CacheEntry child = store.pinNode(parent.children.get(i));
+            boolean consumed = false;
+            try {
+                if (child instanceof LeafNode) {
+                    applyToLeaf((LeafNode) child, batch, 0, batch.count());
+                } else {
+                    InternalNode c = (InternalNode) child;
+                    distribute(batch, c);
+                    flushWhileOverfull(c);
+                }
+                consumed = true;
+                fixChild(parent, i, child, false);
+            } finally {
+                if (!consumed) {
+                    store.unpin(child, true);
+                }
+            }
+        } finally {
+            batch.release();
+        }
+    }
+
+    /** Appends the (sorted) messages of {@code batch} to the buffers of {@code node}'s children. */
+    private static void distribute(MessageBuffer batch, InternalNode node) {
+        int child = 0;
+        for (int k = 0; k < batch.count(); k++) {
+            int off = batch.sortedOffset(k);
+            while (child < node.pivots.size() && batch.compareKey(off, node.pivots.get(child)) >= 0) {
+                child++;
+            }
+            node.buffers.get(child).appendCopy(batch, off);
+        }
+    }
+
+    // ---- leaves ----
+
+    /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
+    void applyToLeaf(LeafNode leaf, MessageBuffer msgs, int from, int to) {
+        int m = from;
+        int b = 0;
+        while (m < to) {
+            int end = to;
+            if (b < leaf.pivots.size()) {
+                byte[] upper = leaf.pivots.get(b);
+                end = m;
+                while (end < to && msgs.compareKey(msgs.sortedOffset(end), upper) < 0) {
+                    end++;
+                }
+            }
+            if (end > m) {
+                Basement basement = store.pinBasement(leaf.basements.get(b));
+                try {
+                    basement.apply(msgs, m, end);
+                    leaf.basementBytes.set(b, basement.bytes());
+                    b += splitBasement(leaf, b, basement);
+                } finally {
+                    store.unpin(basement, true);
+                }
+                m = end;
+            }
+            b++;
+        }
+        compactBasements(leaf);
+    }
+
+    /** Splits an oversized basement (pinned, at position b) in halves; returns how many were added. */
+    private int splitBasement(LeafNode leaf, int b, Basement basement) {
+        if (basement.bytes() <= config.basementSize() || basement.count() < 2) {
+            return 0;
+        }
+        Basement right = basement.splitAt(basement.splitPosition(), store.allocateBlockNumber());
+        store.addNew(right);
+        try {
+            leaf.basementBytes.set(b, basement.bytes());
+            leaf.pivots.add(b, right.key(0));
+            leaf.basements.add(b + 1, right.blockNumber());
+            leaf.basementBytes.add(b + 1, right.bytes());
+            int addedRight = splitBasement(leaf, b + 1, right);
+            int addedLeft = splitBasement(leaf, b, basement);
+            return 1 + addedLeft + addedRight;
+        } finally {
+            store.unpin(right, true);
+        }
+    }
+
+    /** Drops empty basements and merges neighbours that together fill less than half a basement. */
+    private void compactBasements(LeafNode leaf) {
+        int b = 0;
+        while (b + 1 < leaf.basements.size()) {
+            int left = leaf.basementBytes.get(b);
+            int right = leaf.basementBytes.get(b + 1);
+            if (right <= EMPTY_BASEMENT) {
+                store.freeBlock(leaf.basements.remove(b + 1));
+                leaf.basementBytes.remove(b + 1);
+                leaf.pivots.remove(b);
+            } else if (left <= EMPTY_BASEMENT) {
+                store.freeBlock(leaf.basements.remove(b));
+                leaf.basementBytes.remove(b);
+                leaf.pivots.remove(b);
+            } else if (left + right - EMPTY_BASEMENT <= config.basementSize() / 2) {
+                Basement l = store.pinBasement(leaf.basements.get(b));
+                try {
+                    Basement r = store.pinBasement(leaf.basements.get(b + 1));
+                    l.absorb(r);
+                    store.free(r);
+                    leaf.basementBytes.set(b, l.bytes());
+                    leaf.basements.remove(b + 1);
+                    leaf.basementBytes.remove(b + 1);
+                    leaf.pivots.remove(b);
+                } finally {
+                    store.unpin(l, true);
+                }
+            } else {
+                b++;
+            }
+        }
+    }
+
+    /** Inserts a key beyond every key of the tree into the rightmost basement (sequential path). */
+    void appendRightmost(CacheEntry node, byte[] key, byte[] value) {
+        if (node instanceof LeafNode) {
+            LeafNode leaf = (LeafNode) node;
+            int last = leaf.basements.size() - 1;
+            Basement b = store.pinBasement(leaf.basements.get(last));
+            try {
+                b.appendLast(key, value);
+                leaf.basementBytes.set(last, b.bytes());
+                if (b.bytes() > config.basementSize() && b.count() > 1) {
+                    // Keep the full basement full and start a new one: sequential data never returns here.
+                    Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber());
+                    store.addNew(next);
+                    leaf.basementBytes.set(last, b.bytes());
+                    leaf.pivots.add(next.key(0));
+                    leaf.basements.add(next.blockNumber());
+                    leaf.basementBytes.add(next.bytes());
+                    store.unpin(next, true);
+                }
+            } finally {
+                store.unpin(b, true);
+            }
+            return;
+        }
+        InternalNode in = (InternalNode) node;
+        int last = in.children.size() - 1;
+        CacheEntry child = store.pinNode(in.children.get(last));
+        boolean consumed = false;
+        try {
+            appendRightmost(child, key, value);
+            consumed = true;
+            fixChild(in, last, child, true);
+        } finally {
+            if (!consumed) {
+                store.unpin(child, true);
+            }
+        }
+    }
+
+    // ---- splits and merges ----
+
+    /**
+     * Brings child {@code i} of {@code parent} back within its limits by splitting or merging it.
+     * Consumes the pin on {@code child}.
+     */
+    void fixChild(InternalNode parent, int i, CacheEntry child, boolean sequential) {
+        List<byte[]> separators = new ArrayList<>();
+        List<CacheEntry> pieces = new ArrayList<>();
+        try {
+            if (child instanceof LeafNode) {
+                splitLeaf((LeafNode) child, sequential && i == parent.children.size() - 1, separators, pieces);
+            } else {
+                splitInternal((InternalNode) child, separators, pieces);
+            }
+            if (!pieces.isEmpty()) {
+                insertChildren(parent, i, separators, pieces);
+            }
+        } finally {
+            for (CacheEntry p : pieces) {
+                store.unpin(p, true);
+            }
+        }
+        if (pieces.isEmpty() && underfull(child) && parent.children.size() > 1) {
+            mergeWithSibling(parent, i, child);
+        } else {
+            store.unpin(child, true);
+        }
+    }
+
+    private boolean underfull(CacheEntry node) {
+        if (node instanceof LeafNode) {
+            return ((LeafNode) node).totalBytes() < config.nodeSize() / 4;
+        }
+        return ((InternalNode) node).children.size() < Math.max(2, config.fanout() / 4);
+    }
+
+    private void splitLeaf(LeafNode leaf, boolean sequential, List<byte[]> separators, List<CacheEntry> pieces) {
+        int n = leaf.basements.size();
+        long total = leaf.totalBytes();
+        if (total <= config.nodeSize() || n < 2) {
+            return;
+        }
+        List<Integer> cuts = new ArrayList<>();
+        if (sequential) {
+            cuts.add(n - 1);
+        } else {
+            cuts = cutPoints(leaf.basementBytes, total, config.nodeSize());
+        }
+        for (int c = cuts.size() - 1; c >= 0; c--) {
+            int start = cuts.get(c);
+            int end = leaf.basements.size();
+            List<byte[]> pivots = new ArrayList<>(leaf.pivots.subList(start, end - 1));
+            List<Long> blocks = new ArrayList<>(leaf.basements.subList(start, end));
+            List<Integer> sizes = new ArrayList<>(leaf.basementBytes.subList(start, end));
+            separators.add(0, leaf.pivots.get(start - 1));
+            pieces.add(0, store.newLeaf(pivots, blocks, sizes));
+            leaf.pivots.subList(start - 1, end - 1).clear();
+            leaf.basements.subList(start, end).clear();
+            leaf.basementBytes.subList(start, end).clear();
+        }
+    }
+
+    private void splitInternal(InternalNode node, List<byte[]> separators, List<CacheEntry> pieces) {
+        int n = node.children.size();
+        if (n <= config.fanout()) {
+            return;
+        }
+        List<Integer> ones = new ArrayList<>(n);
+        for (int k = 0; k < n; k++) {
+            ones.add(1);
+        }
+        List<Integer> cuts = cutPoints(ones, n, config.fanout());
+        for (int c = cuts.size() - 1; c >= 0; c--) {
+            int start = cuts.get(c);
+            int end = node.children.size();
+            List<byte[]> pivots = new ArrayList<>(node.pivots.subList(start, end - 1));
+            List<Long> children = new ArrayList<>(node.children.subList(start, end));
+            List<MessageBuffer> buffers = new ArrayList<>(node.buffers.subList(start, end));
+            separators.add(0, node.pivots.get(start - 1));
+            pieces.add(0, store.newInternal(node.height, pivots, children, buffers));
+            node.pivots.subList(start - 1, end - 1).clear();
+            node.children.subList(start, end).clear();
+            node.buffers.subList(start, end).clear();
+        }
+    }
+
+    /** Start indices of the pieces after the first, so that each piece weighs about the same. */
+    private static List<Integer> cutPoints(List<Integer> weights, long total, long limit) {
+        int k = (int) Math.max(2, (total * 4 + limit * 3 - 1) / (limit * 3));
+        k = Math.min(k, weights.size());
+        List<Integer> cuts = new ArrayList<>();
+        long acc = 0;
+        for (int idx = 0; idx < weights.size() - 1 && cuts.size() < k - 1; idx++) {
+            acc += weights.get(idx);
+            if (acc * k >= total * (cuts.size() + 1)) {
+                cuts.add(idx + 1);
+            }
+        }
+        return cuts;
+    }
+
+    /** Inserts split-off pieces of child {@code i} after it, splitting buffer {@code i} to match. */
+    private void insertChildren(InternalNode parent, int i, List<byte[]> separators, List<CacheEntry> pieces) {
+        MessageBuffer old = parent.buffers.get(i);
+        List<MessageBuffer> parts = new ArrayList<>();
+        for (int k = 0; k <= pieces.size(); k++) {
+            parts.add(k == 0 && old.count() == 0 ? old : new MessageBuffer(store.memory()));
+        }
+        if (old.count() > 0) {
+            old.consolidate();
+            int piece = 0;
+            for (int k = 0; k < old.count(); k++) {
+                int off = old.sortedOffset(k);
+                while (piece < separators.size() && old.compareKey(off, separators.get(piece)) >= 0) {
+                    piece++;
+                }
+                parts.get(piece).appendCopy(old, off);
+            }
+            old.release();
+        }
+        parent.buffers.set(i, parts.get(0));
+        for (int k = 0; k < pieces.size(); k++) {
+            parent.pivots.add(i + k, separators.get(k));
+            parent.children.add(i + 1 + k, pieces.get(k).blockNumber());
+            parent.buffers.add(i + 1 + k, parts.get(k + 1));
+        }
+    }
+
+    /** Merges an underfull child (pinned, consumed) with a neighbour when both fit in one node. */
+    private void mergeWithSibling(InternalNode parent, int i, CacheEntry child) {
+        int leftIndex = i + 1 < parent.children.size() ? i : i - 1;
+        CacheEntry sibling = store.pinNode(parent.children.get(leftIndex == i ? i + 1 : i - 1));
+        CacheEntry left = leftIndex == i ? child : sibling;
+        CacheEntry right = leftIndex == i ? sibling : child;
+        boolean merged = false;
+        try {
+            if (left instanceof LeafNode) {
+                LeafNode l = (LeafNode) left;
+                LeafNode r = (LeafNode) right;
+                if (l.totalBytes() + r.totalBytes() <= config.nodeSize() * 3L / 4) {
+                    l.pivots.add(parent.pivots.get(leftIndex));
+                    l.pivots.addAll(r.pivots);
+                    l.basements.addAll(r.basements);
+                    l.basementBytes.addAll(r.basementBytes);
+                    merged = true;
+                    compactBasements(l);
+                }
+            } else {
+                InternalNode l = (InternalNode) left;
+                InternalNode r = (InternalNode) right;
+                if (l.children.size() + r.children.size() <= config.fanout() * 3 / 4) {
+                    l.pivots.add(parent.pivots.get(leftIndex));
+                    l.pivots.addAll(r.pivots);
+                    l.children.addAll(r.children);
+                    l.buffers.addAll(r.buffers);
+                    r.buffers.clear();
+                    merged = true;
+                }
+            }
+            if (merged) {
+                MessageBuffer into = parent.buffers.get(leftIndex);
+                MessageBuffer from = parent.buffers.get(leftIndex + 1);
+                from.consolidate();
+                for (int k = 0; k < from.count(); k++) {
+                    into.appendCopy(from, from.sortedOffset(k));
+                }
+                from.release();
+                parent.buffers.remove(leftIndex + 1);
+                parent.children.remove(leftIndex + 1);
+                parent.pivots.remove(leftIndex);
+            }
+        } finally {
+            if (merged) {
+                store.free(right);
+                store.unpin(left, true);
+            } else {
+                store.unpin(sibling, false);
+                store.unpin(child, true);
+            }
+        }
+    }
+
+    /**
+     * Repairs the root after a write: splits it under a new root, or replaces a root with a single
+     * child by that child. Takes the pinned root and returns the pinned (possibly new) root.
+     */
+    CacheEntry fixRoot(CacheEntry root, boolean sequential, LongConsumer setRoot) {
+        while (true) {
+            boolean oversized = root instanceof LeafNode
+                    ? ((LeafNode) root).totalBytes() > config.nodeSize() && ((LeafNode) root).basements.size() > 1
+                    : ((InternalNode) root).children.size() > config.fanout();
+            if (oversized) {
+                int height = root instanceof InternalNode ? ((InternalNode) root).height + 1 : 1;
+                List<byte[]> pivots = new ArrayList<>();
+                List<Long> children = new ArrayList<>();
+                children.add(root.blockNumber());
+                List<MessageBuffer> buffers = new ArrayList<>();
+                buffers.add(new MessageBuffer(store.memory()));
+                InternalNode newRoot = store.newInternal(height, pivots, children, buffers);
+                setRoot.accept(newRoot.blockNumber());
+                fixChild(newRoot, 0, root, sequential);
+                root = newRoot;
+                continue;
+            }
+            if (root instanceof InternalNode && ((InternalNode) root).children.size() == 1) {
+                InternalNode in = (InternalNode) root;
+                if (in.buffers.get(0).count() > 0) {
+                    flushChild(in, 0);
+                    continue;
+                }
+                CacheEntry child = store.pinNode(in.children.get(0));
+                setRoot.accept(child.blockNumber());
+                store.free(in);
+                root = child;
+                continue;
+            }
+            return root;
+        }
+    }
+
+    // ---- inspection ----
+
+    /** The largest key held anywhere under block {@code block}, in entries or messages. */
+    byte[] maxKey(long block) {
+        CacheEntry node = store.pinNode(block);
+        try {
+            if (node instanceof LeafNode) {
+                LeafNode leaf = (LeafNode) node;
+                for (int b = leaf.basements.size() - 1; b >= 0; b--) {
+                    if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
+                        continue;
+                    }
+                    Basement bs = store.pinBasement(leaf.basements.get(b));
+                    try {
+                        if (bs.count() > 0) {
+                            return bs.key(bs.count() - 1);
+                        }
+                    } finally {
+                        store.unpin(bs, false);
+                    }
+                }
+                return null;
+            }
+            InternalNode in = (InternalNode) node;
+            for (int j = in.children.size() - 1; j >= 0; j--) {
+                byte[] fromBuffer = in.buffers.get(j).maxKey();
+                byte[] below = maxKey(in.children.get(j));
+                byte[] best = fromBuffer == null ? below
+                        : below == null || Keys.compare(fromBuffer, below) > 0 ? fromBuffer : below;
+                if (best != null) {
+                    return best;
+                }
+            }
+            return null;
+        } finally {
+            store.unpin(node, false);
+        }
+    }
+
+    /** Appends every block number reachable from {@code block}. */
+    void collectBlocks(long block, List<Long> out) {
+        out.add(block);
+        CacheEntry node = store.pinNode(block);
+        try {
+            if (node instanceof LeafNode) {
+                out.addAll(((LeafNode) node).basements);
+            } else {
+                for (long c : ((InternalNode) node).children) {
+                    collectBlocks(c, out);
+                }
+            }
+        } finally {
+            store.unpin(node, false);
+        }
+    }
+}

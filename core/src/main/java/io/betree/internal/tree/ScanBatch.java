@@ -1,0 +1,105 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.cache.CacheEntry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A run of live entries read in one descent: those of one basement, from a start key on, merged
+ * with every message pending above that basement. A cursor reads batch after batch, each starting
+ * at the previous batch's {@link #resumeKey()}; no pin is held between batches.
+ */
+public final class ScanBatch {
+    private static final byte[] TOMBSTONE = new byte[0];
+
+    private final List<byte[]> keys;
+    private final List<byte[]> values;
+    private final byte[] resumeKey;
+
+    private ScanBatch(List<byte[]> keys, List<byte[]> values, byte[] resumeKey) {
+        this.keys = keys;
+        this.values = values;
+        this.resumeKey = resumeKey;
+    }
+
+    /** Number of entries. */
+    public int size() {
+        return keys.size();
+    }
+
+    /** Key of entry {@code i}. */
+    public byte[] key(int i) {
+        return keys.get(i);
+    }
+
+    /** Value of entry {@code i}. */
+    public byte[] value(int i) {
+        return values.get(i);
+    }
+
+    /** Where the next batch starts (inclusive), or {@code null} when the range is exhausted. */
+    public byte[] resumeKey() {
+        return resumeKey;
+    }
+
+    static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to) {
+        List<CacheEntry> path = new ArrayList<>();
+        List<MessageBuffer> buffers = new ArrayList<>();
+        byte[] upper = null;
+        Basement basement = null;
+        try {
+            CacheEntry node = store.pinNode(rootBlock);
+            path.add(node);
+            while (node instanceof InternalNode) {
+                InternalNode in = (InternalNode) node;
+                int i = in.childFor(from);
+                if (i < in.pivots.size()) {
+                    upper = in.pivots.get(i);
+                }
+                buffers.add(in.buffers.get(i));
+                node = store.pinNode(in.children.get(i));
+                path.add(node);
+            }
+            LeafNode leaf = (LeafNode) node;
+            int b = leaf.basementFor(from);
+            if (b < leaf.pivots.size()) {
+                upper = leaf.pivots.get(b);
+            }
+            byte[] limit = upper;
+            if (to != null && (limit == null || Keys.compare(to, limit) < 0)) {
+                limit = to;
+            }
+            basement = store.pinBasement(leaf.basements.get(b));
+            TreeMap<byte[], byte[]> view = new TreeMap<>(Keys::compare);
+            for (int p = basement.lowerBound(from); p < basement.count(); p++) {
+                byte[] k = basement.key(p);
+                if (limit != null && Keys.compare(k, limit) >= 0) {
+                    break;
+                }
+                view.put(k, basement.value(p));
+            }
+            for (int level = buffers.size() - 1; level >= 0; level--) {
+                buffers.get(level).applyRange(from, limit, view, TOMBSTONE);
+            }
+            List<byte[]> keys = new ArrayList<>(view.size());
+            List<byte[]> values = new ArrayList<>(view.size());
+            for (Map.Entry<byte[], byte[]> e : view.entrySet()) {
+                if (e.getValue() != TOMBSTONE) {
+                    keys.add(e.getKey());
+                    values.add(e.getValue());
+                }
+            }
+            boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
+            return new ScanBatch(keys, values, more ? upper : null);
+        } finally {
+            if (basement != null) {
+                store.unpin(basement, false);
+            }
+            for (CacheEntry e : path) {
+                store.unpin(e, false);
+            }
+        }
+    }
+}
