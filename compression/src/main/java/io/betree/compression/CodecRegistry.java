@@ -41,9 +41,7 @@ final class CodecRegistry {
                 throw new IllegalStateException("codec provider " + p + " (" + name + ", id " + id
                         + ") clashes with an already registered codec");
             }
-            int level = p.defaultLevel();
-            p.validateLevel(level);
-            BlockCompressor instance = Objects.requireNonNull(p.create(level), "created compressor");
+            BlockCompressor instance = defaultInstance(p);
             if (instance.id() != id || !name.equals(instance.name())) {
                 throw new IllegalStateException("codec provider " + p + " created " + instance.name()
                         + " with id " + instance.id() + " instead of " + name + " with id " + id);
@@ -53,6 +51,16 @@ final class CodecRegistry {
             ordered.add(name);
         }
         names = List.copyOf(ordered);
+    }
+
+    private static BlockCompressor defaultInstance(CompressorProvider p) {
+        try {
+            int level = p.defaultLevel();
+            p.validateLevel(level);
+            return Objects.requireNonNull(p.create(level), "created compressor");
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("codec provider " + p + " cannot create its default compressor", e);
+        }
     }
 
     /** The built-in codecs plus those found through {@link ServiceLoader} in {@code loader}. */

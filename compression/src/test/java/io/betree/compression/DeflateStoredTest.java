@@ -9,11 +9,6 @@ class DeflateStoredTest extends BlockCompressorContract {
     }
 
     @Override
-    protected boolean checksummed() {
-        return true;
-    }
-
-    @Override
     protected boolean shrinksCompressibleInput() {
         return false;
     }

@@ -8,6 +8,16 @@ class XzPreset6Test extends BlockCompressorContract {
         return new XzCompressor(6);
     }
 
+    /**
+     * Preset 6 needs about 6 s for the 16 MiB input on a 2-core machine, most of the module's test
+     * time, so that case compresses at preset 0 (and decompresses with the preset 6 instance); every
+     * other case compresses at preset 6.
+     */
+    @Override
+    protected BlockCompressor largeInputCompressor() {
+        return new XzCompressor(0);
+    }
+
     @Override
     protected boolean checksummed() {
         return true;

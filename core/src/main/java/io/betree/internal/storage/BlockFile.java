@@ -48,6 +48,7 @@ public final class BlockFile implements Closeable {
     static final String CREATING_SUFFIX = ".creating";
 
     private static final int TABLE_SCRATCH_SIZE = 1 << 20;
+    /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
     private static final int READ_RETRIES = 8;
 
     private final Path path;
@@ -103,7 +104,7 @@ public final class BlockFile implements Closeable {
         Objects.requireNonNull(env, "env");
         Objects.requireNonNull(path, "path");
         if (!env.exists(path)) {
-            create(env, path);
+            BlockFileLoader.create(env, path);
         }
         FileHandle file = env.open(path);
         try {
@@ -117,24 +118,6 @@ public final class BlockFile implements Closeable {
             }
             throw e;
         }
-    }
-
-    /** Builds a new file holding an empty checkpoint (sequence 1, header slot 0) and renames it into place. */
-    private static void create(StorageEnv env, Path path) throws IOException {
-        Path absolute = path.toAbsolutePath();
-        Path tmp = absolute.resolveSibling(absolute.getFileName() + CREATING_SUFFIX);
-        env.delete(tmp);
-        try (FileHandle handle = env.open(tmp)) {
-            TableSnapshot empty = TableSnapshot.empty();
-            int crc = empty.writeTo(handle, BlockFormat.DATA_START, 1, null, ScratchBuffers.get(4096));
-            long tableLength = empty.encodedLength(-1);
-            FileHeader header = new FileHeader(1, BlockFormat.DATA_START, tableLength, crc, 0, -1, 0, 0,
-                    BlockFormat.DATA_START + BlockFormat.alignUp(tableLength));
-            handle.write(header.encode(), 0);
-            handle.sync();
-        }
-        env.rename(tmp, absolute);
-        env.syncDirectory(absolute.getParent());
     }
 
     /** The path of the file. */
@@ -183,6 +166,19 @@ public final class BlockFile implements Closeable {
     }
 
     /**
+     * File offset of the current version of {@code blockNumber}, for diagnostics and for tests that
+     * damage specific blocks; -1 if the number is not allocated, 0 if it was never written.
+     */
+    public long blockOffset(long blockNumber) {
+        lock.lock();
+        try {
+            return table.offset(blockNumber);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Stores the remaining bytes of {@code payload} (which is not modified, position included) as the
      * new version of {@code blockNumber}, compressed with {@code codec}. The payload is stored
      * uncompressed (codec id 0) when the codec does not make it smaller. The new version goes to free
@@ -209,7 +205,25 @@ public final class BlockFile implements Closeable {
             throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
         }
         int bound = codecId == 0 || length == 0 ? length : Math.max(length, codec.maxCompressedLength(length));
-        ByteBuffer block = ScratchBuffers.get(BlockHeader.SIZE + bound);
+        ByteBuffer block = ScratchBuffers.take(BlockHeader.SIZE + bound);
+        try {
+            int diskLength = encode(block, blockNumber, payload, codec, bound);
+            store(blockNumber, block, diskLength);
+        } finally {
+            ScratchBuffers.giveBack(block);
+        }
+    }
+
+    /**
+     * Builds the stored form of a block in {@code block}: header, then the payload compressed, or
+     * raw if compression does not make it smaller.
+     *
+     * @return the on-disk length; {@code block} is set to [0, length)
+     */
+    private static int encode(ByteBuffer block, long blockNumber, ByteBuffer payload, BlockCompressor codec,
+            int bound) {
+        int length = payload.remaining();
+        int codecId = codec.id();
         int stored = -1;
         if (codecId != 0 && length > 0) {
             ByteBuffer dst = block.duplicate().limit(BlockHeader.SIZE + bound).position(BlockHeader.SIZE);
@@ -223,7 +237,11 @@ public final class BlockFile implements Closeable {
         BlockHeader.write(block, codecId, blockNumber, length, stored);
         int diskLength = BlockHeader.SIZE + stored;
         block.limit(diskLength).position(0);
+        return diskLength;
+    }
 
+    /** Writes an encoded block to fresh space and makes it the block's current version. */
+    private void store(long blockNumber, ByteBuffer block, int diskLength) throws IOException {
         long offset;
         lock.lock();
         try {
@@ -286,26 +304,30 @@ public final class BlockFile implements Closeable {
             if (offset == TranslationTable.UNWRITTEN) {
                 throw new IllegalArgumentException("block " + blockNumber + " has not been written in " + path);
             }
-            ByteBuffer raw = ScratchBuffers.get(diskLength).limit(diskLength);
-            String problem = null;
-            Throwable cause = null;
-            BlockHeader.Fields fields = null;
+            ByteBuffer raw = ScratchBuffers.take(diskLength).limit(diskLength);
             try {
-                file.readFully(raw, offset);
-                fields = BlockHeader.verify(raw, diskLength, blockNumber);
-            } catch (EOFException e) {
-                problem = "the file ends inside the block";
-                cause = e;
-            } catch (InvalidDataException e) {
-                problem = e.getMessage();
-            }
-            if (problem != null) {
-                if (attempt < READ_RETRIES && movedSince(blockNumber, offset, diskLength)) {
-                    continue; // rewritten while we read: its old space may already hold other data
+                String problem = null;
+                Throwable cause = null;
+                BlockHeader.Fields fields = null;
+                try {
+                    file.readFully(raw, offset);
+                    fields = BlockHeader.verify(raw, diskLength, blockNumber);
+                } catch (EOFException e) {
+                    problem = "the file ends inside the block";
+                    cause = e;
+                } catch (InvalidDataException e) {
+                    problem = e.getMessage();
                 }
-                throw new CorruptionException(path, blockNumber, offset, problem, cause);
+                if (problem != null) {
+                    if (attempt < READ_RETRIES && movedSince(blockNumber, offset, diskLength)) {
+                        continue; // rewritten while we read: its old space may already hold other data
+                    }
+                    throw new CorruptionException(path, blockNumber, offset, problem, cause);
+                }
+                return decompress(blockNumber, offset, raw, fields, allocator);
+            } finally {
+                ScratchBuffers.giveBack(raw);
             }
-            return decompress(blockNumber, offset, raw, fields, allocator);
         }
     }
 
@@ -393,7 +415,13 @@ public final class BlockFile implements Closeable {
         }
         boolean unknownState = false;
         try {
-            int crc = snapshot.writeTo(file, tableOffset, sequence, root, ScratchBuffers.get(TABLE_SCRATCH_SIZE));
+            ByteBuffer scratch = ScratchBuffers.take(TABLE_SCRATCH_SIZE);
+            int crc;
+            try {
+                crc = snapshot.writeTo(file, tableOffset, sequence, root, scratch);
+            } finally {
+                ScratchBuffers.giveBack(scratch);
+            }
             unknownState = true;
             file.sync();
             FileHeader header = new FileHeader(sequence, tableOffset, tableLength, crc,

@@ -5,13 +5,15 @@ import java.nio.ByteBuffer;
 /**
  * Per-thread direct scratch buffers for staging block I/O and compression.
  *
- * <p>Each thread keeps one buffer and grows it to the largest size it needed, rounded up to 64 KiB,
- * so steady-state reads and writes allocate nothing. A request above {@link #RETAINED_LIMIT} gets a
- * buffer of its own that is not kept, so a thread that once handled an unusually large block does
- * not pin that much memory for its lifetime. Direct buffers are used because the file channel and the
+ * <p>Each thread keeps one buffer, grown to the largest size it needed rounded up to 64 KiB, so
+ * steady-state reads and writes allocate nothing. A request above {@link #RETAINED_LIMIT} gets a
+ * buffer that is not kept afterwards, so a thread that once handled an unusually large block does not
+ * pin that much memory for its lifetime. Direct buffers are used because the file channel and the
  * native codecs would otherwise copy heap arrays into (JDK-cached, per-thread) direct memory anyway.
  *
- * <p>A caller must be done with a buffer before it asks for another on the same thread.
+ * <p>Buffers are borrowed with {@link #take} and handed back with {@link #giveBack}. While one is
+ * borrowed, a nested request on the same thread (a read's allocator callback that evicts and writes
+ * a block, say) gets a different buffer, so it can never clobber the caller's bytes.
  */
 final class ScratchBuffers {
 
@@ -25,18 +27,28 @@ final class ScratchBuffers {
     private ScratchBuffers() {
     }
 
-    /** A cleared buffer with capacity at least {@code minCapacity}, limit set to its capacity. */
-    static ByteBuffer get(int minCapacity) {
+    /** Borrows a cleared buffer with capacity at least {@code minCapacity}, limit at its capacity. */
+    static ByteBuffer take(int minCapacity) {
         ByteBuffer buf = CACHED.get();
         if (buf != null && buf.capacity() >= minCapacity) {
+            CACHED.set(null);
             return buf.clear();
         }
         if (minCapacity > RETAINED_LIMIT) {
             return ByteBuffer.allocateDirect(minCapacity);
         }
         int capacity = (int) Math.min(RETAINED_LIMIT, ((long) minCapacity + GRANULE - 1) / GRANULE * GRANULE);
-        buf = ByteBuffer.allocateDirect(capacity);
-        CACHED.set(buf);
-        return buf;
+        return ByteBuffer.allocateDirect(capacity);
+    }
+
+    /** Returns a buffer from {@link #take}; the thread keeps it if it is the largest it may keep. */
+    static void giveBack(ByteBuffer buf) {
+        if (buf.capacity() > RETAINED_LIMIT) {
+            return;
+        }
+        ByteBuffer cached = CACHED.get();
+        if (cached == null || cached.capacity() < buf.capacity()) {
+            CACHED.set(buf);
+        }
     }
 }

@@ -1,0 +1,169 @@
+package io.betree.systest;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.Codec;
+import io.betree.Cursor;
+import io.betree.Environment;
+import io.betree.EnvironmentOptions;
+import io.betree.Index;
+import io.betree.IndexOptions;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Drives an index with random puts, deletes, gets and scans and compares every answer with a
+ * {@link TreeMap}, closing and reopening the environment now and then. Nodes are small and the
+ * cache is at its minimum so that flushes, splits, merges and eviction all happen often.
+ *
+ * <p>Reproduce a failure with {@code -Dbetree.seed=N} (printed on failure); scale with
+ * {@code -Dbetree.modelOps=N} (default 200,000 per codec).
+ */
+class ModelBasedTest {
+    private static final int OPS = Integer.getInteger("betree.modelOps", 200_000);
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @EnumSource(Codec.class)
+    void matchesTreeMap(Codec codec) {
+        long seed = Long.getLong("betree.seed", System.nanoTime());
+        try {
+            run(codec, seed);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("model test failed for " + codec + "; rerun with -Dbetree.seed=" + seed, e);
+        }
+    }
+
+    private void run(Codec codec, long seed) {
+        Random rnd = new Random(seed);
+        NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
+        IndexOptions shape = IndexOptions.defaults().codec(codec).nodeSize(64 << 10).basementSize(4 << 10).fanout(4 + rnd.nextInt(8));
+        EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES);
+        int keySpace = 2_000 + rnd.nextInt(30_000);
+        Environment env = Environment.open(dir, envOptions);
+        try {
+            Index idx = env.openIndex("model", shape);
+            for (int op = 0; op < OPS; op++) {
+                int kind = rnd.nextInt(1000);
+                if (kind < 450) {
+                    byte[] k = key(rnd, keySpace);
+                    byte[] v = value(rnd);
+                    idx.put(k, v);
+                    model.put(k, v);
+                } else if (kind < 500) {
+                    // Runs of ascending keys past the current maximum exercise the sequential path.
+                    byte[] k = model.isEmpty() ? key(rnd, keySpace) : successor(model.lastKey(), rnd);
+                    byte[] v = value(rnd);
+                    idx.put(k, v);
+                    model.put(k, v);
+                } else if (kind < 700) {
+                    byte[] k = rnd.nextInt(4) == 0 || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
+                    idx.delete(k);
+                    model.remove(k);
+                } else if (kind < 960) {
+                    byte[] k = rnd.nextBoolean() || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
+                    byte[] expected = model.get(k);
+                    byte[] actual = idx.get(k);
+                    if (expected == null) {
+                        assertEquals(null, actual, "get of absent key at op " + op);
+                    } else {
+                        assertArrayEquals(expected, actual, "get at op " + op);
+                    }
+                } else if (kind < 995) {
+                    byte[] from = rnd.nextInt(10) == 0 ? null : key(rnd, keySpace);
+                    byte[] to = rnd.nextInt(10) == 0 ? null : key(rnd, keySpace);
+                    checkScan(idx, model, from, to, rnd.nextInt(10) == 0 ? Integer.MAX_VALUE : 1 + rnd.nextInt(200), op);
+                } else if (kind < 998) {
+                    env.checkpoint();
+                } else {
+                    env.close();
+                    env = Environment.open(dir, envOptions);
+                    idx = env.openIndex("model", shape);
+                }
+            }
+            checkScan(idx, model, null, null, Integer.MAX_VALUE, OPS);
+            env.close();
+            env = Environment.open(dir, envOptions);
+            checkScan(env.openIndex("model", shape), model, null, null, Integer.MAX_VALUE, OPS);
+        } finally {
+            env.close();
+        }
+    }
+
+    private static void checkScan(Index idx, NavigableMap<byte[], byte[]> model, byte[] from, byte[] to, int limit, int op) {
+        Map<byte[], byte[]> expected;
+        if (from != null && to != null && Arrays.compareUnsigned(from, to) > 0) {
+            expected = new TreeMap<>();
+        } else if (from == null && to == null) {
+            expected = model;
+        } else if (from == null) {
+            expected = model.headMap(to, false);
+        } else if (to == null) {
+            expected = model.tailMap(from, true);
+        } else {
+            expected = model.subMap(from, true, to, false);
+        }
+        Iterator<Map.Entry<byte[], byte[]>> it = expected.entrySet().iterator();
+        try (Cursor c = idx.scan(from, to)) {
+            int n = 0;
+            while (n < limit && it.hasNext()) {
+                Map.Entry<byte[], byte[]> e = it.next();
+                assertTrue(c.next(), "scan ended early at entry " + n + " at op " + op);
+                assertArrayEquals(e.getKey(), c.key(), "scan key " + n + " at op " + op);
+                assertArrayEquals(e.getValue(), c.value(), "scan value " + n + " at op " + op);
+                n++;
+            }
+            if (n < limit) {
+                assertFalse(c.next(), "scan returned more entries than the model at op " + op);
+            }
+        }
+    }
+
+    private static byte[] key(Random rnd, int keySpace) {
+        int k = rnd.nextInt(keySpace);
+        int extra = rnd.nextInt(8) == 0 ? rnd.nextInt(20) : 0;
+        byte[] out = new byte[4 + extra];
+        out[0] = (byte) (k >>> 24 ^ 0x80);
+        out[1] = (byte) (k >>> 16);
+        out[2] = (byte) (k >>> 8);
+        out[3] = (byte) k;
+        for (int i = 4; i < out.length; i++) {
+            out[i] = (byte) (i * 31);
+        }
+        return out;
+    }
+
+    private static byte[] successor(byte[] last, Random rnd) {
+        byte[] out = Arrays.copyOf(last, last.length + 1);
+        out[last.length] = (byte) rnd.nextInt(256);
+        return out.length > 64 ? key(rnd, Integer.MAX_VALUE) : out;
+    }
+
+    private static byte[] existingKey(NavigableMap<byte[], byte[]> model, Random rnd, int keySpace) {
+        byte[] probe = key(rnd, keySpace);
+        byte[] k = model.ceilingKey(probe);
+        return k != null ? k : model.firstKey();
+    }
+
+    private static byte[] value(Random rnd) {
+        int len = rnd.nextInt(20) == 0 ? rnd.nextInt(3000) : rnd.nextInt(60);
+        byte[] v = new byte[len];
+        for (int i = 0; i < len; i++) {
+            v[i] = (byte) (rnd.nextInt(4) == 0 ? rnd.nextInt() : 'a' + i % 7);
+        }
+        return v;
+    }
+}
