@@ -598,11 +598,11 @@ class CorruptionTest {
         // A point lookup of the empty key follows every node's first child; the others read everything.
         List<String> args = damage.contains("point lookup") ? List.of(dir.toString(), "get-empty-key")
                 : List.of(dir.toString());
-        ChildJvm.Result r = ChildJvm.run(ReadEverything.class, List.of("-Xmx256m", "-XX:MaxDirectMemorySize=256m"),
-                args, work, Duration.ofSeconds(30));
+        ChildJvm.Result r = ChildJvm.run(ReadEverything.class, List.of("-Xmx64m", "-XX:MaxDirectMemorySize=256m"),
+                args, work, Duration.ofSeconds(20));
         String outcome = r.field("OUTCOME");
         System.out.println(damage + " -> " + (outcome == null ? r.describe() : outcome));
-        assertFalse(r.timedOut(), damage + ": reading hung (killed after 30 s)\n" + r.describe());
+        assertFalse(r.timedOut(), damage + ": reading hung (killed after 20 s)\n" + r.describe());
         assertEquals(0, r.exitCode(), damage + ": the reader died\n" + r.describe());
         assertNotNull(outcome, r.describe());
         if (outcome.startsWith("intact")) {

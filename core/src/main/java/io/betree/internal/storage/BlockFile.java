@@ -2,8 +2,6 @@ package io.betree.internal.storage;
 
 import io.betree.CorruptionException;
 import io.betree.compression.BlockCompressor;
-import io.betree.compression.CompressionFormatException;
-import io.betree.compression.Compressors;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -207,37 +205,11 @@ public final class BlockFile implements Closeable {
         int bound = codecId == 0 || length == 0 ? length : Math.max(length, codec.maxCompressedLength(length));
         ByteBuffer block = ScratchBuffers.take(BlockHeader.SIZE + bound);
         try {
-            int diskLength = encode(block, blockNumber, payload, codec, bound);
+            int diskLength = BlockEncoding.encode(block, blockNumber, payload, codec, bound);
             store(blockNumber, block, diskLength);
         } finally {
             ScratchBuffers.giveBack(block);
         }
-    }
-
-    /**
-     * Builds the stored form of a block in {@code block}: header, then the payload compressed, or
-     * raw if compression does not make it smaller.
-     *
-     * @return the on-disk length; {@code block} is set to [0, length)
-     */
-    private static int encode(ByteBuffer block, long blockNumber, ByteBuffer payload, BlockCompressor codec,
-            int bound) {
-        int length = payload.remaining();
-        int codecId = codec.id();
-        int stored = -1;
-        if (codecId != 0 && length > 0) {
-            ByteBuffer dst = block.duplicate().limit(BlockHeader.SIZE + bound).position(BlockHeader.SIZE);
-            stored = codec.compress(payload.duplicate(), dst);
-        }
-        if (stored < 0 || stored >= length) {
-            block.position(BlockHeader.SIZE).put(payload.duplicate());
-            stored = length;
-            codecId = 0;
-        }
-        BlockHeader.write(block, codecId, blockNumber, length, stored);
-        int diskLength = BlockHeader.SIZE + stored;
-        block.limit(diskLength).position(0);
-        return diskLength;
     }
 
     /** Writes an encoded block to fresh space and makes it the block's current version. */
@@ -291,10 +263,12 @@ public final class BlockFile implements Closeable {
         for (int attempt = 0; ; attempt++) {
             long offset;
             int diskLength;
+            long releases;
             lock.lock();
             try {
                 offset = table.offset(blockNumber);
                 diskLength = table.length(blockNumber);
+                releases = this.allocator.releaseCount();
             } finally {
                 lock.unlock();
             }
@@ -319,51 +293,26 @@ public final class BlockFile implements Closeable {
                     problem = e.getMessage();
                 }
                 if (problem != null) {
-                    if (attempt < READ_RETRIES && movedSince(blockNumber, offset, diskLength)) {
+                    if (attempt < READ_RETRIES && spaceReleasedSince(releases)) {
                         continue; // rewritten while we read: its old space may already hold other data
                     }
                     throw new CorruptionException(path, blockNumber, offset, problem, cause);
                 }
-                return decompress(blockNumber, offset, raw, fields, allocator);
+                return BlockEncoding.decode(path, blockNumber, offset, raw, fields, allocator);
             } finally {
                 ScratchBuffers.giveBack(raw);
             }
         }
     }
 
-    private boolean movedSince(long blockNumber, long offset, int diskLength) {
+    /** Whether any extent was released since the release count was {@code releases}. */
+    private boolean spaceReleasedSince(long releases) {
         lock.lock();
         try {
-            return table.offset(blockNumber) != offset || table.length(blockNumber) != diskLength;
+            return allocator.releaseCount() != releases;
         } finally {
             lock.unlock();
         }
-    }
-
-    private ByteBuffer decompress(long blockNumber, long offset, ByteBuffer raw, BlockHeader.Fields fields,
-            IntFunction<ByteBuffer> allocator) {
-        int length = fields.uncompressedLength();
-        ByteBuffer out = allocator.apply(length);
-        if (out == null || out.remaining() < length) {
-            throw new IllegalStateException("allocator returned " + out + " for a block of " + length + " bytes");
-        }
-        ByteBuffer src = raw.duplicate().limit(BlockHeader.SIZE + fields.storedLength()).position(BlockHeader.SIZE);
-        int start = out.position();
-        try {
-            if (fields.codecId() == 0) {
-                out.put(src);
-            } else {
-                Compressors.forId(fields.codecId()).decompress(src, out, length);
-            }
-        } catch (CompressionFormatException e) {
-            throw new CorruptionException(path, blockNumber, offset,
-                    "cannot decompress (codec " + fields.codecId() + "): " + e.getMessage(), e);
-        }
-        if (out.position() - start != length) {
-            throw new CorruptionException(path, blockNumber, offset, "codec " + fields.codecId() + " produced "
-                    + (out.position() - start) + " bytes instead of " + length);
-        }
-        return out.flip();
     }
 
     /**
@@ -439,17 +388,18 @@ public final class BlockFile implements Closeable {
     /**
      * Cleans up after a failed checkpoint. Before the first sync nothing the checkpoint wrote can be
      * referenced by a header, so its table region and the versions only it pinned are released; after
-     * that the file is marked failed ({@code failure}) and nothing is released.
+     * that the file is marked failed ({@code failure}) and the attempt stays pinned, since its header
+     * may have reached the disk.
      */
     private void abandonCheckpoint(TableSnapshot snapshot, long tableOffset, long tableLength, Throwable failure) {
         lock.lock();
         try {
-            pending = null;
             if (failure != null) {
                 this.failure = failure instanceof IOException io ? io
                         : new IOException("checkpoint failed: " + failure, failure);
                 return;
             }
+            pending = null;
             allocator.release(tableOffset, tableLength);
             for (int b = 0; b < snapshot.size(); b++) {
                 long offset = snapshot.offsets()[b];

@@ -20,6 +20,8 @@ final class ExtentAllocator {
     /** End of the allocated space: every extent in use lies below it. Aligned. */
     private long end;
     private long freeBytes;
+    /** Number of releases so far: space read while this is unchanged cannot have been reused. */
+    private long releaseCount;
 
     /** An allocator for a file whose only used space is the header area. */
     ExtentAllocator() {
@@ -108,6 +110,7 @@ final class ExtentAllocator {
             throw new IllegalStateException("double release of " + offset + "+" + length);
         }
         freeBytes += stop - start;
+        releaseCount++;
         if (before != null && before.getValue() == start) {
             free.remove(before.getKey());
             start = before.getKey();
@@ -142,6 +145,14 @@ final class ExtentAllocator {
     /** Total bytes of the free extents below {@link #end()}. */
     long freeBytes() {
         return freeBytes;
+    }
+
+    /**
+     * How many extents were released so far. A reader that saw the same count before and after
+     * reading an extent knows that no one can have reused and overwritten it meanwhile.
+     */
+    long releaseCount() {
+        return releaseCount;
     }
 
     /** Number of free extents (a measure of fragmentation). */

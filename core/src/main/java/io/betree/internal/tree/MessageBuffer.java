@@ -139,26 +139,43 @@ public final class MessageBuffer {
         }
     }
 
-    /** Merges the unsorted tail into the sorted prefix so that every message is in (key, msn) order. */
+    /**
+     * Merges the unsorted tail into the sorted prefix so that every message is in (key, msn) order.
+     * Each tail message finds its place by binary search and the prefix is copied in runs between
+     * those places, so the cost is a memory copy of the index plus 64 searches, not a full merge.
+     */
     public void consolidate() {
         if (sorted == count) {
             return;
         }
         int[] tail = sortedTail();
         ByteBuf merged = memory.allocate(count * 4);
-        int i = 0;
-        int j = 0;
-        while (i < sorted || j < tail.length) {
-            if (j == tail.length || (i < sorted && compareMessages(index.getInt(i * 4), tail[j]) <= 0)) {
-                merged.writeInt(index.getInt(i * 4));
-                i++;
-            } else {
-                merged.writeInt(tail[j++]);
-            }
+        int copied = 0;
+        for (int t : tail) {
+            int pos = upperBound(t, copied);
+            merged.writeBytes(index, copied * 4, (pos - copied) * 4);
+            merged.writeInt(t);
+            copied = pos;
         }
+        merged.writeBytes(index, copied * 4, (sorted - copied) * 4);
         memory.release(index);
         index = merged;
         sorted = count;
+    }
+
+    /** First position at or after {@code from} in the sorted prefix that sorts after message {@code off}. */
+    private int upperBound(int off, int from) {
+        int lo = from;
+        int hi = sorted;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (compareMessages(index.getInt(mid * 4), off) <= 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** Offsets of the unsorted tail, sorted by (key, msn); a fresh heap array of at most 64 ints. */

@@ -282,6 +282,60 @@ class BlockFileTest {
     }
 
     @Test
+    void anAllocatorThatWritesBlocksDoesNotDisturbTheRead() throws IOException {
+        BlockCompressor zstd = Compressors.create("zstd");
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            long a = f.allocateBlockNumber();
+            long b = f.allocateBlockNumber();
+            f.write(a, ByteBuffer.wrap(payload(1, 50_000, true)), zstd);
+            ByteBuffer out = f.read(a, n -> {
+                try {
+                    f.write(b, ByteBuffer.wrap(payload(2, 60_000, true)), zstd); // e.g. an eviction's write-back
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                return ByteBuffer.allocate(n);
+            });
+            byte[] back = new byte[out.remaining()];
+            out.get(back);
+            assertArrayEquals(payload(1, 50_000, true), back);
+            assertArrayEquals(payload(2, 60_000, true), read(f, b));
+        }
+    }
+
+    @Test
+    void readsRacingWithRewritesOfTheSameBlockSeeAWholeVersion() throws Exception {
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            long b = f.allocateBlockNumber();
+            long other = f.allocateBlockNumber();
+            f.write(b, ByteBuffer.wrap(payload(0, 20_000, false)), NONE);
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try {
+                Future<?> writer = pool.submit(() -> {
+                    for (int v = 1; v <= 300; v++) {
+                        f.write(b, ByteBuffer.wrap(payload(v % 3, 20_000, false)), NONE);
+                        f.write(other, ByteBuffer.wrap(payload(7, 20_000, false)), NONE);
+                    }
+                    return null;
+                });
+                Future<?> reader = pool.submit(() -> {
+                    List<byte[]> versions = List.of(payload(0, 20_000, false), payload(1, 20_000, false),
+                            payload(2, 20_000, false));
+                    while (!writer.isDone()) {
+                        byte[] seen = read(f, b);
+                        assertTrue(versions.stream().anyMatch(v -> java.util.Arrays.equals(v, seen)));
+                    }
+                    return null;
+                });
+                writer.get(30, TimeUnit.SECONDS);
+                reader.get(30, TimeUnit.SECONDS);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
     void concurrentReadersWritersAndCheckpoints() throws Exception {
         int threads = 4;
         int perThread = 25;
