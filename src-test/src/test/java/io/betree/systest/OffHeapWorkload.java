@@ -19,7 +19,8 @@ import java.util.Locale;
  * heap, checkpoints, checks a sample with gets, counts everything with a scan, closes, and prints
  * {@code NAME value} lines: ROWS_WRITTEN, ROWS_SCANNED, SAMPLE_OK, WRITE_SECONDS, WRITE_ROWS_PER_SECOND,
  * SCAN_SECONDS, PEAK_HEAP_BYTES, MAX_HEAP_BYTES, OFF_HEAP_BYTES, PEAK_DIRECT_BYTES, GC_COUNT, GC_MILLIS,
- * CACHE and DONE.
+ * CACHE and DONE; on a failure FAILED and REOPEN_AFTER_FAILURE (whether the directory can be opened
+ * again in the same JVM), then exit code 1.
  *
  * <p>Arguments: directory, {@code random} or {@code sequential}, row count, cache bytes.
  */
@@ -58,6 +59,23 @@ public final class OffHeapWorkload {
     }
 
     public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable t) {
+            // Report, then show what the failure left behind: can the directory be opened again?
+            System.out.println("FAILED " + t);
+            t.printStackTrace();
+            try (Environment env = Environment.open(Path.of(args[0]),
+                    EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES))) {
+                System.out.println("REOPEN_AFTER_FAILURE ok, indexes " + env.indexNames());
+            } catch (Throwable again) {
+                System.out.println("REOPEN_AFTER_FAILURE " + again);
+            }
+            System.exit(1);
+        }
+    }
+
+    static void run(String[] args) {
         Path dir = Path.of(args[0]);
         boolean random = args[1].equals("random");
         long rows = Long.parseLong(args[2]);
@@ -80,8 +98,10 @@ public final class OffHeapWorkload {
                 kb.putLong(0, k);
                 index.put(key, valueOf(k));
                 if (written % 500_000 == 0 && written > 0) {
-                    System.out.printf(Locale.ROOT, "PROGRESS %d rows, %.1f s, off-heap %d MiB, heap %d MiB%n",
-                            written, (System.nanoTime() - start) / 1e9, env.offHeapBytes() >> 20, usedHeap() >> 20);
+                    System.out.printf(Locale.ROOT,
+                            "PROGRESS %d rows, %.1f s, off-heap %d MiB, direct peak %d MiB, heap %d MiB%n", written,
+                            (System.nanoTime() - start) / 1e9, env.offHeapBytes() >> 20, direct.peak >> 20,
+                            usedHeap() >> 20);
                 }
             }
             env.checkpoint();

@@ -1,0 +1,120 @@
+package io.betree.systest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.Environment;
+import io.betree.EnvironmentOptions;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The node cache lives off the Java heap: a child JVM with a 64 MiB heap and 400 MiB of direct
+ * memory runs a 256 MiB cache over millions of rows ({@link OffHeapWorkload}). The parent checks the
+ * exit code, that every row is there, and prints the child's measurements (peak heap, direct memory,
+ * rows per second). A second check: a cache that cannot fit the JVM's direct-memory limit is refused
+ * up front with a message that says how to fix it.
+ */
+class OffHeapMemoryTest {
+    static final List<String> SMALL_HEAP = List.of("-Xmx64m", "-XX:MaxDirectMemorySize=400m");
+    static final long CACHE = 256L << 20;
+    static final Duration TIMEOUT = Duration.ofMinutes(4);
+
+    @TempDir
+    Path work;
+
+    private ChildJvm.Result runWorkload(String order, long rows) throws Exception {
+        ChildJvm.Result r = ChildJvm.run(OffHeapWorkload.class, SMALL_HEAP,
+                List.of(work.resolve("env").toString(), order, Long.toString(rows), Long.toString(CACHE)), work,
+                TIMEOUT);
+        System.out.printf(Locale.ROOT, "%s %,d rows, -Xmx64m, cache 256 MiB: exit %d in %.1f s; written in %s s "
+                        + "(%s rows/s), scanned in %s s, peak heap %s MiB of %s MiB, peak direct %s MiB "
+                        + "(NIO %s, Netty %s), off-heap at end %s MiB, GCs %s (%s ms), cache %s%n",
+                order, rows, r.exitCode(), r.elapsed().toMillis() / 1e3, r.field("WRITE_SECONDS"),
+                r.field("WRITE_ROWS_PER_SECOND"), r.field("SCAN_SECONDS"), mib(r.field("PEAK_HEAP_BYTES")),
+                mib(r.field("MAX_HEAP_BYTES")), mib(r.field("PEAK_DIRECT_BYTES")),
+                mib(r.field("PEAK_NIO_DIRECT_BYTES")), mib(r.field("PEAK_NETTY_DIRECT_BYTES")),
+                mib(r.field("OFF_HEAP_BYTES")), r.field("GC_COUNT"), r.field("GC_MILLIS"), r.field("CACHE"));
+        assertFalse(r.timedOut(), "the workload did not finish in " + TIMEOUT + "\n" + r.describe());
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals("DONE", r.stdout().strip().lines().reduce((a, b) -> b).orElse(""), r.describe());
+        assertEquals(Long.toString(rows), r.field("ROWS_WRITTEN"), r.describe());
+        assertEquals(Long.toString(rows), r.field("ROWS_SCANNED"), "rows counted by a full scan\n" + r.describe());
+        assertEquals("10001 of 10001", r.field("SAMPLE_OK"), "sampled gets\n" + r.describe());
+        long peakHeap = Long.parseLong(r.field("PEAK_HEAP_BYTES"));
+        assertTrue(peakHeap <= 64L << 20, "peak heap " + peakHeap);
+        // The cache's byte count is what is held at the end: the budget, not the data set, bounds it.
+        long offHeap = Long.parseLong(r.field("OFF_HEAP_BYTES"));
+        assertTrue(offHeap <= CACHE + (16L << 20), "off-heap bytes " + offHeap + " exceed the 256 MiB budget");
+        return r;
+    }
+
+    private static String mib(String bytes) {
+        return bytes == null ? "?" : Long.toString(Long.parseLong(bytes) >> 20);
+    }
+
+    @Test
+    void threeMillionSequentialRowsInASixtyFourMegabyteHeap() throws Exception {
+        runWorkload("sequential", 3_000_000);
+    }
+
+    @Test
+    void oneMillionRandomRowsInASixtyFourMegabyteHeap() throws Exception {
+        runWorkload("random", 1_000_000);
+    }
+
+    /**
+     * The cache is full long before the end, so nodes are evicted and re-read while messages are
+     * flushed down the tree: the most direct-memory-hungry of the three runs.
+     */
+    @Test
+    void threeMillionRandomRowsInASixtyFourMegabyteHeap() throws Exception {
+        runWorkload("random", 3_000_000);
+    }
+
+    @Test
+    void cacheLargerThanTheDirectMemoryLimitIsRefusedWithAClearMessage() throws Exception {
+        // No -XX:MaxDirectMemorySize: the limit defaults to the heap size, 64 MiB.
+        ChildJvm.Result r = ChildJvm.run(OpenWithCache.class, List.of("-Xmx64m"),
+                List.of(work.resolve("env").toString(), Long.toString(CACHE)), work, Duration.ofMinutes(1));
+        String outcome = r.field("OUTCOME");
+        System.out.println("256 MiB cache with -Xmx64m and no MaxDirectMemorySize -> " + outcome);
+        assertEquals(0, r.exitCode(), r.describe());
+        assertNotNull(outcome, r.describe());
+        assertTrue(outcome.startsWith(IllegalArgumentException.class.getName() + " "), r.describe());
+        assertTrue(outcome.contains("MaxDirectMemorySize"), outcome);
+        assertTrue(outcome.contains("256 MiB"), "the message should give the cache size: " + outcome);
+        // Nothing is left behind that would stop a correct open: the lock was never taken.
+        assertEquals("ok", r.field("REOPEN_SMALL"), r.describe());
+    }
+
+    /**
+     * Child-JVM program: opens an environment with the cache size in {@code args[1]}, printing
+     * {@code OUTCOME opened} or {@code OUTCOME <exception> <message>}, then opens it again with the
+     * minimum cache and prints {@code REOPEN_SMALL ok} or the exception.
+     */
+    public static final class OpenWithCache {
+        public static void main(String[] args) {
+            Path dir = Path.of(args[0]);
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
+                    Long.parseLong(args[1])))) {
+                System.out.println("OUTCOME opened");
+            } catch (RuntimeException e) {
+                System.out.println("OUTCOME " + e.getClass().getName() + " " + e.getMessage());
+            }
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
+                    EnvironmentOptions.MIN_CACHE_BYTES))) {
+                env.openIndex("x").put(new byte[] {1}, new byte[] {2});
+                System.out.println("REOPEN_SMALL ok");
+            } catch (RuntimeException e) {
+                System.out.println("REOPEN_SMALL " + e);
+            }
+        }
+    }
+}
