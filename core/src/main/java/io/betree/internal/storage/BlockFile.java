@@ -21,11 +21,20 @@ import java.util.function.IntFunction;
  * rewritten or freed; space the last checkpoint references becomes reusable once the next checkpoint
  * is durable. After a crash, {@link #open} therefore finds the last checkpoint exactly as it was.
  *
+ * <p>Fuzzy checkpoints: {@link #beginCheckpoint} captures the current table as the checkpoint's
+ * table; writers go on meanwhile ({@link #write}, {@link #freeBlockNumber}, {@link #allocateBlockNumber}
+ * change only the current table), and the engine hands the block images as of the begin to
+ * {@link #writeForCheckpoint}, which places them in the checkpoint's table only. {@link #finishCheckpoint}
+ * makes that table durable; {@link #abortCheckpoint} drops it. {@link #checkpoint} is a begin followed
+ * at once by a finish. While a checkpoint is in progress three tables coexist (durable, in progress,
+ * current) and an extent is reused only when none of them references it; a block number the
+ * checkpoint's table holds is not handed out again before the checkpoint ends, even if it was freed.
+ *
  * <p>Thread safety: every method may be called concurrently. The translation table and the free-space
  * map are guarded by one lock held only for bookkeeping; compression, checksums and file I/O run
  * outside it, so reads and writes of different blocks proceed in parallel. A read that races with a
- * rewrite of the same block returns either version. Checkpoints are serialized with each other; one
- * captures the table as of its start, and writes that complete later are part of the next one.
+ * rewrite of the same block returns either version. One checkpoint runs at a time; it captures the
+ * table as of its begin, and writes that complete later are part of the next one.
  *
  * <p>Errors: I/O failures are {@link IOException}s; damaged data is a {@link CorruptionException}
  * naming the file and, for a block, its number and offset; misuse (unknown block numbers, oversized
@@ -64,8 +73,12 @@ public final class BlockFile implements Closeable {
     private long durableTableLength;
     private int durableSlot;
     private long durableSequence;
-    /** The table a checkpoint in progress is writing, or null; its extents are never overwritten. */
-    private TableSnapshot pending;
+    /**
+     * The table of the checkpoint in progress (from {@link #beginCheckpoint} until it completes or is
+     * dropped), or null; its extents are never overwritten and its numbers are never handed out again.
+     * Stays set, frozen, after a failure that left the state on disk unknown.
+     */
+    private CheckpointTable inProgress;
     /** Read-only root record of the last durable checkpoint, or null. */
     private ByteBuffer rootRecord;
 
@@ -136,7 +149,8 @@ public final class BlockFile implements Closeable {
 
     /**
      * Frees {@code blockNumber}; its space is reused at once if no checkpoint references it, else
-     * after the next checkpoint. The number itself may be handed out again at once.
+     * after the next checkpoint. The number itself may be handed out again at once, unless the table
+     * of a checkpoint in progress holds it: then only after that checkpoint finished or was aborted.
      *
      * @throws IllegalArgumentException if the number is not allocated
      */
@@ -146,7 +160,7 @@ public final class BlockFile implements Closeable {
         try {
             long offset = table.offset(blockNumber);
             int length = table.length(blockNumber);
-            table.free(blockNumber);
+            table.free(blockNumber, inProgress != null && inProgress.contains(blockNumber));
             releaseIfUnpinned(blockNumber, offset, length);
         } finally {
             lock.unlock();
@@ -187,9 +201,50 @@ public final class BlockFile implements Closeable {
      * @throws IOException if the write fails; the block then keeps its previous version
      */
     public void write(long blockNumber, ByteBuffer payload, BlockCompressor codec) throws IOException {
+        checkPayload(payload, codec);
+        checkWritable();
+        if (!isAllocated(blockNumber)) {
+            throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
+        }
+        encodeAndStore(blockNumber, payload, codec, null);
+    }
+
+    /**
+     * Stores the remaining bytes of {@code payload} (not modified) as the image of {@code blockNumber}
+     * in the checkpoint in progress: the block as it was when {@link #beginCheckpoint} was called,
+     * which the caller serialized before changing it. The image goes to free space and the
+     * checkpoint's table points at it. If the current table still points where the checkpoint's table
+     * did (the block was neither rewritten nor freed since the begin, so its current version is that
+     * image), the current table moves to the image too and the old location becomes reusable; else
+     * only the checkpoint's table changes. Calling it again for the same block replaces the image.
+     *
+     * @throws IllegalStateException if no checkpoint is in progress, it is being finished, or it ended
+     *     (finished or aborted) while the image was written; the image is then discarded
+     * @throws IllegalArgumentException if the checkpoint's table does not hold {@code blockNumber}, or
+     *     the payload exceeds {@link #MAX_BLOCK_SIZE}
+     * @throws IOException if the write fails; the checkpoint then keeps the previous image
+     */
+    public void writeForCheckpoint(long blockNumber, ByteBuffer payload, BlockCompressor codec)
+            throws IOException {
+        checkPayload(payload, codec);
+        checkWritable();
+        CheckpointTable checkpoint;
+        lock.lock();
+        try {
+            checkpoint = activeCheckpoint();
+            if (!checkpoint.contains(blockNumber)) {
+                throw new IllegalArgumentException("block " + blockNumber
+                        + " is not in the table of the checkpoint in progress in " + path);
+            }
+        } finally {
+            lock.unlock();
+        }
+        encodeAndStore(blockNumber, payload, codec, checkpoint);
+    }
+
+    private static void checkPayload(ByteBuffer payload, BlockCompressor codec) {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(codec, "codec");
-        checkWritable();
         int length = payload.remaining();
         if (length > MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("block of " + length + " bytes exceeds the maximum of "
@@ -199,21 +254,28 @@ public final class BlockFile implements Closeable {
         if (codecId < 0 || codecId > 255) {
             throw new IllegalArgumentException("codec id " + codecId + " outside 0..255");
         }
-        if (!isAllocated(blockNumber)) {
-            throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
-        }
-        int bound = codecId == 0 || length == 0 ? length : Math.max(length, codec.maxCompressedLength(length));
+    }
+
+    /** Compresses and stores a block: as its current version, or as its image in {@code checkpoint}. */
+    private void encodeAndStore(long blockNumber, ByteBuffer payload, BlockCompressor codec,
+            CheckpointTable checkpoint) throws IOException {
+        int length = payload.remaining();
+        int bound = codec.id() == 0 || length == 0 ? length : Math.max(length, codec.maxCompressedLength(length));
         ByteBuffer block = ScratchBuffers.take(BlockHeader.SIZE + bound);
         try {
             int diskLength = BlockEncoding.encode(block, blockNumber, payload, codec, bound);
-            store(blockNumber, block, diskLength);
+            store(blockNumber, block, diskLength, checkpoint);
         } finally {
             ScratchBuffers.giveBack(block);
         }
     }
 
-    /** Writes an encoded block to fresh space and makes it the block's current version. */
-    private void store(long blockNumber, ByteBuffer block, int diskLength) throws IOException {
+    /**
+     * Writes an encoded block to fresh space and makes it the block's current version, or, with a
+     * {@code checkpoint}, its image in that checkpoint's table (see {@link #writeForCheckpoint}).
+     */
+    private void store(long blockNumber, ByteBuffer block, int diskLength, CheckpointTable checkpoint)
+            throws IOException {
         long offset;
         lock.lock();
         try {
@@ -234,6 +296,10 @@ public final class BlockFile implements Closeable {
         }
         lock.lock();
         try {
+            if (checkpoint != null) {
+                installImage(blockNumber, offset, diskLength, checkpoint);
+                return;
+            }
             if (!table.isAllocated(blockNumber)) {
                 allocator.release(offset, diskLength);
                 throw new IllegalStateException("block " + blockNumber + " was freed while being written");
@@ -244,6 +310,26 @@ public final class BlockFile implements Closeable {
             releaseIfUnpinned(blockNumber, previous, previousLength);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Under the lock: points {@code checkpoint}'s entry (and the current one if unchanged) at a written image. */
+    private void installImage(long blockNumber, long offset, int diskLength, CheckpointTable checkpoint) {
+        if (inProgress != checkpoint || checkpoint.frozen()) {
+            allocator.release(offset, diskLength);
+            throw new IllegalStateException("the checkpoint ended or started finishing while block " + blockNumber
+                    + " was written for it in " + path);
+        }
+        long previous = checkpoint.offset(blockNumber);
+        int previousLength = checkpoint.length(blockNumber);
+        checkpoint.set(blockNumber, offset, diskLength);
+        if (table.offset(blockNumber) == previous) {
+            // Neither rewritten nor freed since the begin (a freed number is held, so not reused):
+            // the current version is this very image.
+            table.set(blockNumber, offset, diskLength);
+        }
+        if (isExtent(previous) && previous != table.offset(blockNumber) && previous != durable.offset(blockNumber)) {
+            allocator.release(previous, previousLength);
         }
     }
 
@@ -320,30 +406,156 @@ public final class BlockFile implements Closeable {
      * space, syncs, writes the header slot not holding the last checkpoint, and syncs again. A crash
      * at any moment leaves either the previous or the new checkpoint intact. Afterwards the space
      * only the previous checkpoint referenced is reusable, and a free tail is truncated away.
+     * Equivalent to {@link #beginCheckpoint} followed at once by {@link #finishCheckpoint}.
      *
      * @param rootRecord the caller's catalog (remaining bytes, not consumed, copied), or {@code null}
      * @throws IllegalArgumentException if the root record exceeds {@link #MAX_ROOT_RECORD_SIZE}
+     * @throws IllegalStateException if a checkpoint begun with {@link #beginCheckpoint} is in progress
      * @throws IOException if the checkpoint could not be made durable; the previous one stays in force
      */
     public void checkpoint(ByteBuffer rootRecord) throws IOException {
-        ByteBuffer root = null;
-        if (rootRecord != null) {
-            if (rootRecord.remaining() > MAX_ROOT_RECORD_SIZE) {
-                throw new IllegalArgumentException("root record of " + rootRecord.remaining()
-                        + " bytes exceeds the maximum of " + MAX_ROOT_RECORD_SIZE);
-            }
-            root = ByteBuffer.allocate(rootRecord.remaining()).put(rootRecord.duplicate()).flip().asReadOnlyBuffer();
-        }
+        ByteBuffer root = copyRootRecord(rootRecord);
         checkpointLock.lock();
         try {
             checkWritable();
-            runCheckpoint(root);
+            runCheckpoint(root, true);
         } finally {
             checkpointLock.unlock();
         }
     }
 
-    private void runCheckpoint(ByteBuffer root) throws IOException {
+    /**
+     * Begins a fuzzy checkpoint: takes a copy of the current translation table as the table of the
+     * checkpoint in progress. Writers may go on; the caller then passes the images of the blocks that
+     * changed since (as they were now) to {@link #writeForCheckpoint} and ends with
+     * {@link #finishCheckpoint}, or {@link #abortCheckpoint} after a failure. Until then the space the
+     * checkpoint's table references is not reused, and the numbers it holds are not handed out again.
+     * Does no I/O.
+     *
+     * @throws IllegalStateException if a checkpoint is already in progress or the file is closed
+     * @throws java.io.UncheckedIOException if an earlier failure left the state on disk unknown (the
+     *     file refuses writes and checkpoints until reopened)
+     */
+    public void beginCheckpoint() {
+        checkOpen();
+        IOException f = failure;
+        if (f != null) {
+            throw new java.io.UncheckedIOException(refusal(f));
+        }
+        lock.lock();
+        try {
+            if (inProgress != null) {
+                throw new IllegalStateException("a checkpoint is already in progress in " + path);
+            }
+            inProgress = new CheckpointTable(table.snapshot());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Finishes the checkpoint in progress exactly like {@link #checkpoint} writes one: its table (as
+     * the begin captured it, with the images of {@link #writeForCheckpoint}) and {@code rootRecord}
+     * go to free space, then sync, header, sync. Afterwards it is the durable checkpoint, the space
+     * only the previous one referenced is reusable, and the numbers it held are free again.
+     *
+     * <p>On failure the checkpoint is over, as if aborted, and the previous one stays in force; if the
+     * failure left the state on disk unknown (a failed sync or header write), the file refuses further
+     * writes and must be reopened. Either way {@link #abortCheckpoint} is then a harmless no-op.
+     *
+     * @param rootRecord the caller's catalog (remaining bytes, not consumed, copied), or {@code null}
+     * @throws IllegalStateException if no checkpoint is in progress or another thread is finishing it
+     * @throws IllegalArgumentException if the root record exceeds {@link #MAX_ROOT_RECORD_SIZE}; the
+     *     checkpoint is then still in progress
+     * @throws IOException if the checkpoint could not be made durable
+     */
+    public void finishCheckpoint(ByteBuffer rootRecord) throws IOException {
+        ByteBuffer root = copyRootRecord(rootRecord);
+        checkpointLock.lock();
+        try {
+            checkWritable();
+            runCheckpoint(root, false);
+        } finally {
+            checkpointLock.unlock();
+        }
+    }
+
+    /**
+     * Drops the checkpoint in progress, for instance after a failure while its images were written:
+     * the space only its table referenced becomes reusable and the numbers it held are free again.
+     * Does nothing if no checkpoint is in progress (a failed {@link #finishCheckpoint} already ended
+     * it) or the file refuses writes after a failure (its state on disk is unknown; reopen it).
+     *
+     * @throws IllegalStateException if another thread is finishing the checkpoint
+     */
+    public void abortCheckpoint() {
+        lock.lock();
+        try {
+            CheckpointTable checkpoint = inProgress;
+            if (checkpoint == null || failure != null) {
+                return;
+            }
+            if (checkpoint.frozen()) {
+                throw new IllegalStateException("the checkpoint in progress in " + path + " is being finished");
+            }
+            dropCheckpoint(checkpoint.table());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether a checkpoint is in progress (begun and neither finished nor aborted). */
+    public boolean checkpointInProgress() {
+        lock.lock();
+        try {
+            return inProgress != null && failure == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * File offset of {@code blockNumber} in the table of the checkpoint in progress, for diagnostics
+     * and tests: -1 if no checkpoint is in progress or its table does not hold the number, 0 if the
+     * block had not been written at the begin and no image was written since.
+     */
+    long checkpointBlockOffset(long blockNumber) {
+        lock.lock();
+        try {
+            return inProgress == null ? TranslationTable.FREE : inProgress.offset(blockNumber);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Under the lock: the checkpoint in progress that images may still be written for. */
+    private CheckpointTable activeCheckpoint() {
+        if (inProgress == null) {
+            throw new IllegalStateException("no checkpoint in progress in " + path);
+        }
+        if (inProgress.frozen()) {
+            throw new IllegalStateException("the checkpoint in progress in " + path + " is being finished");
+        }
+        return inProgress;
+    }
+
+    private static ByteBuffer copyRootRecord(ByteBuffer rootRecord) {
+        if (rootRecord == null) {
+            return null;
+        }
+        if (rootRecord.remaining() > MAX_ROOT_RECORD_SIZE) {
+            throw new IllegalArgumentException("root record of " + rootRecord.remaining()
+                    + " bytes exceeds the maximum of " + MAX_ROOT_RECORD_SIZE);
+        }
+        return ByteBuffer.allocate(rootRecord.remaining()).put(rootRecord.duplicate()).flip().asReadOnlyBuffer();
+    }
+
+    /**
+     * Writes the table of a checkpoint and makes it durable. With {@code fresh} the checkpoint is begun
+     * here (in the same critical section, so nothing happens in between); else the one in progress is
+     * finished.
+     */
+    private void runCheckpoint(ByteBuffer root, boolean fresh) throws IOException {
         TableSnapshot snapshot;
         long tableOffset;
         long tableLength;
@@ -352,10 +564,20 @@ public final class BlockFile implements Closeable {
         long allocatedEnd;
         lock.lock();
         try {
-            snapshot = table.snapshot();
+            CheckpointTable checkpoint;
+            if (fresh) {
+                if (inProgress != null) {
+                    throw new IllegalStateException("a checkpoint is already in progress in " + path);
+                }
+                checkpoint = new CheckpointTable(table.snapshot());
+                inProgress = checkpoint;
+            } else {
+                checkpoint = activeCheckpoint();
+            }
+            checkpoint.freeze();
+            snapshot = checkpoint.table();
             tableLength = snapshot.encodedLength(root == null ? -1 : root.remaining());
             tableOffset = allocator.allocate(tableLength);
-            pending = snapshot;
             sequence = durableSequence + 1;
             slot = 1 - durableSlot;
             allocatedEnd = allocator.end();
@@ -399,17 +621,27 @@ public final class BlockFile implements Closeable {
                         : new IOException("checkpoint failed: " + failure, failure);
                 return;
             }
-            pending = null;
             allocator.release(tableOffset, tableLength);
-            for (int b = 0; b < snapshot.size(); b++) {
-                long offset = snapshot.offsets()[b];
-                if (isExtent(offset) && offset != table.offset(b) && offset != durable.offset(b)) {
-                    allocator.release(offset, snapshot.lengths()[b]);
-                }
-            }
+            dropCheckpoint(snapshot);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Under the lock: ends the checkpoint in progress without making it durable. Releases the versions
+     * only its table referenced (begin-time versions rewritten or freed since, and images whose block
+     * moved on) and the numbers it held.
+     */
+    private void dropCheckpoint(TableSnapshot snapshot) {
+        inProgress = null;
+        for (int b = 0; b < snapshot.size(); b++) {
+            long offset = snapshot.offsets()[b];
+            if (isExtent(offset) && offset != table.offset(b) && offset != durable.offset(b)) {
+                allocator.release(offset, snapshot.lengths()[b]);
+            }
+        }
+        table.releaseHeldNumbers();
     }
 
     /** Installs a durable checkpoint: releases what only its predecessor referenced, then trims the tail. */
@@ -426,7 +658,8 @@ public final class BlockFile implements Closeable {
             }
             allocator.release(durableTableOffset, durableTableLength);
             durable = snapshot;
-            pending = null;
+            inProgress = null;
+            table.releaseHeldNumbers();
             durableTableOffset = tableOffset;
             durableTableLength = tableLength;
             durableSlot = slot;
@@ -445,10 +678,13 @@ public final class BlockFile implements Closeable {
         }
     }
 
-    /** Releases the extent of an old version of {@code blockNumber} unless a checkpoint references it. */
+    /**
+     * Releases the extent of an old version of {@code blockNumber} that the current table just dropped,
+     * unless the durable checkpoint or the one in progress references it.
+     */
     private void releaseIfUnpinned(long blockNumber, long offset, int length) {
         if (!isExtent(offset) || offset == durable.offset(blockNumber)
-                || (pending != null && offset == pending.offset(blockNumber))) {
+                || (inProgress != null && offset == inProgress.offset(blockNumber))) {
             return;
         }
         allocator.release(offset, length);
@@ -514,7 +750,8 @@ public final class BlockFile implements Closeable {
 
     /**
      * Closes the file without a checkpoint: what was written since the last checkpoint is not part of
-     * the file when it is opened again. Waits for a checkpoint in progress. Idempotent.
+     * the file when it is opened again. Waits for a checkpoint that is being finished; a begun one that
+     * is not being finished is dropped. Idempotent.
      */
     @Override
     public void close() throws IOException {
@@ -545,8 +782,12 @@ public final class BlockFile implements Closeable {
         checkOpen();
         IOException f = failure;
         if (f != null) {
-            throw new IOException("block file " + path + " refuses writes after an earlier failure left its state "
-                    + "on disk unknown; reopen it to recover the last checkpoint", f);
+            throw refusal(f);
         }
+    }
+
+    private IOException refusal(IOException failure) {
+        return new IOException("block file " + path + " refuses writes after an earlier failure left its state "
+                + "on disk unknown; reopen it to recover the last checkpoint", failure);
     }
 }

@@ -10,6 +10,10 @@ import java.util.BitSet;
  * <p>Numbers are handed out lowest-free-first so that the table stays dense; freeing the highest
  * numbers shrinks it. Positions are kept in two parallel primitive arrays indexed by block number,
  * 12 bytes per number.
+ *
+ * <p>A number may be freed <em>held</em> ({@link #free(long, boolean)}): it is free in this table but
+ * not handed out again until {@link #releaseHeldNumbers}. A checkpoint in progress holds the numbers
+ * its table still references, so that a new block never takes the number of one it will persist.
  */
 final class TranslationTable {
 
@@ -25,6 +29,8 @@ final class TranslationTable {
     private int size;
     /** Numbers below {@code size} that are free. */
     private final BitSet freeNumbers = new BitSet();
+    /** Numbers below {@code size} that are free but held: not in {@code freeNumbers}, not handed out. */
+    private final BitSet heldNumbers = new BitSet();
     /** No free number is below this. */
     private int lowestFreeHint;
     private long liveBytes;
@@ -101,23 +107,54 @@ final class TranslationTable {
 
     /** Releases the allocated {@code blockNumber}; its data must have been dealt with by the caller. */
     void free(long blockNumber) {
+        free(blockNumber, false);
+    }
+
+    /**
+     * Releases the allocated {@code blockNumber}; its data must have been dealt with by the caller.
+     * With {@code hold} the number is not handed out again until {@link #releaseHeldNumbers}.
+     */
+    void free(long blockNumber, boolean hold) {
         int b = checkAllocated(blockNumber);
         liveBytes -= BlockFormat.alignUp(lengths[b]);
         offsets[b] = FREE;
         lengths[b] = 0;
         allocatedCount--;
-        freeNumbers.set(b);
-        lowestFreeHint = Math.min(lowestFreeHint, b);
-        while (size > 0 && offsets[size - 1] == FREE) {
+        if (hold) {
+            heldNumbers.set(b);
+        } else {
+            freeNumbers.set(b);
+            lowestFreeHint = Math.min(lowestFreeHint, b);
+        }
+        shrink();
+    }
+
+    /** Makes every held number available again. */
+    void releaseHeldNumbers() {
+        for (int b = heldNumbers.nextSetBit(0); b >= 0; b = heldNumbers.nextSetBit(b + 1)) {
+            freeNumbers.set(b);
+            lowestFreeHint = Math.min(lowestFreeHint, b);
+        }
+        heldNumbers.clear();
+        shrink();
+    }
+
+    /** Drops free, unheld numbers at the top, so that {@code size} is one past the highest used or held one. */
+    private void shrink() {
+        while (size > 0 && offsets[size - 1] == FREE && !heldNumbers.get(size - 1)) {
             size--;
             freeNumbers.clear(size);
         }
         lowestFreeHint = Math.min(lowestFreeHint, size);
     }
 
-    /** An immutable copy of the table as it is now. */
+    /** An immutable copy of the table as it is now (held numbers are free in it). */
     TableSnapshot snapshot() {
-        return new TableSnapshot(Arrays.copyOf(offsets, size), Arrays.copyOf(lengths, size), size, allocatedCount);
+        int n = size;
+        while (n > 0 && offsets[n - 1] == FREE) {
+            n--;
+        }
+        return new TableSnapshot(Arrays.copyOf(offsets, n), Arrays.copyOf(lengths, n), n, allocatedCount);
     }
 
     /** Bytes of aligned space the current versions of all blocks occupy. */
