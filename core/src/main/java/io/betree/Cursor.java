@@ -14,23 +14,27 @@ import io.betree.internal.tree.ScanBatch;
  * }</pre>
  *
  * <p>The cursor reads the index one basement at a time, merging pending messages, and holds no
- * lock or node between reads: it never blocks writers. Each entry it returns was live when its
- * basement was read; writes made while iterating may or may not be seen. Not thread-safe: use a
+ * lock or node between reads: it never blocks writers. A cursor of a {@link Transaction} sees the
+ * transaction's snapshot and its own writes. A cursor without one sees, in each basement-sized
+ * stretch, the latest commit when it got there: commits made while it iterates may or may not
+ * be seen. Not thread-safe: use a
  * cursor from one thread at a time. {@link #close()} is idempotent.
  */
 public final class Cursor implements AutoCloseable {
     private final Index index;
     private final BeTree tree;
     private final byte[] to;
+    private final Transaction txn;
     private ScanBatch batch;
     private int position = -1;
     private byte[] nextStart;
     private boolean closed;
 
-    Cursor(Index index, BeTree tree, byte[] from, byte[] to) {
+    Cursor(Index index, BeTree tree, byte[] from, byte[] to, Transaction txn) {
         this.index = index;
         this.tree = tree;
         this.to = to;
+        this.txn = txn;
         this.nextStart = from;
     }
 
@@ -55,7 +59,9 @@ public final class Cursor implements AutoCloseable {
                 nextStart = null;
                 continue;
             }
-            batch = tree.scanBatch(nextStart, to);
+            batch = txn == null
+                    ? tree.scanBatch(nextStart, to, index.visibleTs(), null, null)
+                    : tree.scanBatch(nextStart, to, txn.snapshotTs(), txn.writesTo(index), Transaction.DELETED);
             nextStart = batch.resumeKey();
             position = -1;
         }
@@ -86,6 +92,9 @@ public final class Cursor implements AutoCloseable {
             throw new IllegalStateException("cursor is closed");
         }
         index.checkOpen();
+        if (txn != null) {
+            txn.checkActive();
+        }
     }
 
     private void checkPositioned() {

@@ -1,12 +1,13 @@
 package io.betree;
 
 import io.betree.internal.storage.StorageEnv;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
  * Settings of an {@link Environment}. Immutable: each setter returns a new instance.
  *
- * <pre>{@code EnvironmentOptions.defaults().cacheBytes(256L << 20)}</pre>
+ * <pre>{@code EnvironmentOptions.defaults().cacheBytes(256L << 20).durability(Durability.SYNC)}</pre>
  */
 public final class EnvironmentOptions {
     /** Default node cache budget: 128 MiB. */
@@ -16,15 +17,28 @@ public final class EnvironmentOptions {
 
     private final long cacheBytes;
     private final StorageEnv storage;
+    private final Durability durability;
+    private final Duration syncInterval;
+    private final Duration checkpointInterval;
+    private final long logSegmentBytes;
 
-    private EnvironmentOptions(long cacheBytes, StorageEnv storage) {
+    private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
+            Duration checkpointInterval, long logSegmentBytes) {
         this.cacheBytes = cacheBytes;
         this.storage = storage;
+        this.durability = durability;
+        this.syncInterval = syncInterval;
+        this.checkpointInterval = checkpointInterval;
+        this.logSegmentBytes = logSegmentBytes;
     }
 
-    /** The defaults: a 128 MiB cache on the platform's file system. */
+    /**
+     * The defaults: a 128 MiB cache, {@link Durability#SYNC}, a checkpoint every 60 seconds,
+     * 64 MiB log segments, the platform's file system.
+     */
     public static EnvironmentOptions defaults() {
-        return new EnvironmentOptions(DEFAULT_CACHE_BYTES, StorageEnv.defaultEnv());
+        return new EnvironmentOptions(DEFAULT_CACHE_BYTES, StorageEnv.defaultEnv(), Durability.SYNC,
+                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20);
     }
 
     /**
@@ -39,12 +53,51 @@ public final class EnvironmentOptions {
         if (bytes < MIN_CACHE_BYTES) {
             throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
         }
-        return new EnvironmentOptions(bytes, storage);
+        return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
     }
 
-    /** The cache budget in bytes. */
-    public long cacheBytes() {
-        return cacheBytes;
+    /** What a returned commit promises; default {@link Durability#SYNC}. */
+    public EnvironmentOptions durability(Durability durability) {
+        Objects.requireNonNull(durability, "durability");
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
+    }
+
+    /**
+     * How often the log is synced under {@link Durability#ASYNC}; default 50 ms.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public EnvironmentOptions syncInterval(Duration interval) {
+        Objects.requireNonNull(interval, "interval");
+        if (interval.isNegative() || interval.isZero()) {
+            throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes);
+    }
+
+    /**
+     * How often a checkpoint runs in the background; default 60 s. {@link Duration#ZERO} turns
+     * periodic checkpoints off ({@link Environment#checkpoint()} and close still checkpoint).
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public EnvironmentOptions checkpointInterval(Duration interval) {
+        Objects.requireNonNull(interval, "interval");
+        if (interval.isNegative()) {
+            throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes);
+    }
+
+    /**
+     * Size at which the log moves to a new segment file; default 64 MiB, at least 1 MiB. Segments
+     * wholly before the last checkpoint are deleted.
+     */
+    public EnvironmentOptions logSegmentBytes(long bytes) {
+        if (bytes < (1L << 20)) {
+            throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes);
     }
 
     /**
@@ -52,7 +105,33 @@ public final class EnvironmentOptions {
      * wrapper that injects faults. This is an internal seam and may change between versions.
      */
     public EnvironmentOptions storage(StorageEnv storage) {
-        return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"));
+        return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
+                checkpointInterval, logSegmentBytes);
+    }
+
+    /** The cache budget in bytes. */
+    public long cacheBytes() {
+        return cacheBytes;
+    }
+
+    /** The durability of commits. */
+    public Durability durability() {
+        return durability;
+    }
+
+    /** The sync interval under {@link Durability#ASYNC}. */
+    public Duration syncInterval() {
+        return syncInterval;
+    }
+
+    /** The periodic checkpoint interval ({@link Duration#ZERO}: off). */
+    public Duration checkpointInterval() {
+        return checkpointInterval;
+    }
+
+    /** The log segment size. */
+    public long logSegmentBytes() {
+        return logSegmentBytes;
     }
 
     /** The file layer. */

@@ -1,6 +1,8 @@
 package io.betree;
 
 import io.betree.internal.tree.BeTree;
+import io.betree.internal.tree.MessageType;
+import java.util.NavigableMap;
 import java.util.Objects;
 
 /**
@@ -8,8 +10,12 @@ import java.util.Objects;
  * Keys sort as unsigned byte strings (a proper prefix first). Obtained from
  * {@link Environment#openIndex}; valid until the environment closes.
  *
- * <p>Thread-safe: any number of threads may call any method concurrently. Writes to one index are
- * applied one at a time; reads run in parallel with each other. Arguments are copied before a
+ * <p>Methods without a {@link Transaction} act as a transaction of their own: a write is committed
+ * (and durable as the environment's {@link Durability} says) when it returns; a read sees the
+ * latest commit. Methods with one act within it.
+ *
+ * <p>Thread-safe: any number of threads may call any method concurrently. Commits are applied one
+ * at a time; reads run in parallel with each other and with commits. Arguments are copied before a
  * method returns and returned arrays are fresh copies, so callers may reuse their arrays.
  */
 public final class Index {
@@ -20,12 +26,18 @@ public final class Index {
 
     private final Environment env;
     private final String name;
+    private final int id;
     private final BeTree tree;
 
-    Index(Environment env, String name, BeTree tree) {
+    Index(Environment env, String name, int id, BeTree tree) {
         this.env = env;
         this.name = name;
+        this.id = id;
         this.tree = tree;
+    }
+
+    int id() {
+        return id;
     }
 
     /** The index's name. */
@@ -44,13 +56,25 @@ public final class Index {
      */
     public void put(byte[] key, byte[] value) {
         checkKey(key);
-        Objects.requireNonNull(value, "value");
-        if (value.length > MAX_VALUE_BYTES) {
-            throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the limit of "
-                    + MAX_VALUE_BYTES);
-        }
+        checkValue(value);
         checkOpen();
-        tree.put(key, value);
+        env.writeSingle(this, MessageType.PUT, key, value);
+    }
+
+    /**
+     * Stores {@code value} under {@code key} within {@code txn}; visible to others once it commits.
+     *
+     * @throws WriteConflictException if another transaction committed this key after {@code txn}
+     *     began; {@code txn} is aborted
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     * @see #put(byte[], byte[])
+     */
+    public void put(Transaction txn, byte[] key, byte[] value) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        checkValue(value);
+        txn.checkOwner(env);
+        txn.write(this, key, value);
     }
 
     /**
@@ -63,7 +87,27 @@ public final class Index {
     public byte[] get(byte[] key) {
         checkKey(key);
         checkOpen();
-        return tree.get(key);
+        return tree.get(key, env.visibleTs());
+    }
+
+    /**
+     * The value under {@code key} as {@code txn} sees it: its own writes, else its snapshot.
+     *
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public byte[] get(Transaction txn, byte[] key) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        txn.checkOwner(env);
+        txn.checkActive();
+        NavigableMap<byte[], byte[]> own = txn.writesTo(this);
+        if (own != null) {
+            byte[] v = own.get(key);
+            if (v != null) {
+                return v == Transaction.DELETED ? null : v.clone();
+            }
+        }
+        return tree.get(key, txn.snapshotTs());
     }
 
     /**
@@ -75,7 +119,20 @@ public final class Index {
     public void delete(byte[] key) {
         checkKey(key);
         checkOpen();
-        tree.delete(key);
+        env.writeSingle(this, MessageType.DELETE, key, null);
+    }
+
+    /**
+     * Removes {@code key} within {@code txn}.
+     *
+     * @throws WriteConflictException as {@link #put(Transaction, byte[], byte[])}
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public void delete(Transaction txn, byte[] key) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        txn.checkOwner(env);
+        txn.write(this, key, Transaction.DELETED);
     }
 
     /**
@@ -88,12 +145,35 @@ public final class Index {
         checkOpen();
         byte[] from = fromInclusive == null ? new byte[0] : fromInclusive.clone();
         byte[] to = toExclusive == null ? null : toExclusive.clone();
-        return new Cursor(this, tree, from, to);
+        return new Cursor(this, tree, from, to, null);
+    }
+
+    /**
+     * A cursor over {@code [fromInclusive, toExclusive)} as {@code txn} sees it: its snapshot with
+     * its own writes on top. The cursor must not outlive the transaction.
+     *
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public Cursor scan(Transaction txn, byte[] fromInclusive, byte[] toExclusive) {
+        Objects.requireNonNull(txn, "txn");
+        txn.checkOwner(env);
+        txn.checkActive();
+        byte[] from = fromInclusive == null ? new byte[0] : fromInclusive.clone();
+        byte[] to = toExclusive == null ? null : toExclusive.clone();
+        return new Cursor(this, tree, from, to, txn);
     }
 
     /** A cursor over the whole index. */
     public Cursor scan() {
         return scan(null, null);
+    }
+
+    private static void checkValue(byte[] value) {
+        Objects.requireNonNull(value, "value");
+        if (value.length > MAX_VALUE_BYTES) {
+            throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the limit of "
+                    + MAX_VALUE_BYTES);
+        }
     }
 
     private static void checkKey(byte[] key) {
@@ -105,6 +185,10 @@ public final class Index {
 
     void checkOpen() {
         env.checkOpen();
+    }
+
+    long visibleTs() {
+        return env.visibleTs();
     }
 
     BeTree tree() {

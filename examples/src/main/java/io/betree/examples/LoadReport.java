@@ -1,6 +1,7 @@
 package io.betree.examples;
 
 import io.betree.Codec;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
@@ -20,6 +21,9 @@ import java.util.stream.Stream;
  * Loads rows with random keys into a fresh environment once per codec and prints the insert rate,
  * the bytes on disk per row and the peak Java heap. A quick figure, not a benchmark: the JMH suite
  * in {@code jmh-benchmarks} is where engines are compared.
+ *
+ * <p>Rows are written without transactions under {@link Durability#NONE}: logged, synced at
+ * checkpoints, as a bulk load would be.
  *
  * <p>Arguments: {@code [rows] [codec,codec,...] [directory]}; defaults 1,000,000 rows, all codecs,
  * {@code target/load-report}. Keys are 16 random bytes; values are 100 bytes of order-like text
@@ -50,7 +54,7 @@ public final class LoadReport {
             byte[] key = new byte[16];
             byte[] value = new byte[100];
             long start = System.nanoTime();
-            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20))) {
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20).durability(Durability.NONE))) {
                 Index idx = env.openIndex("rows", IndexOptions.defaults().codec(codec));
                 for (int i = 0; i < rows; i++) {
                     fillKey(rnd, key);

@@ -6,6 +6,7 @@ import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
+import io.betree.Transaction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
@@ -26,8 +27,14 @@ public final class QuickStart {
             System.out.println("environment: " + env.directory());
             System.out.println("order-00042 before this run: " + (previous == null ? "absent" : str(previous)));
 
-            for (int i = 0; i < 100_000; i++) {
-                orders.put(utf8(String.format("order-%05d", i)), utf8("customer-" + (i % 977) + ";amount=" + i * 3));
+            // 100,000 orders in transactions of 1,000: one log sync per transaction.
+            for (int batch = 0; batch < 100; batch++) {
+                try (Transaction txn = env.begin()) {
+                    for (int i = batch * 1000; i < (batch + 1) * 1000; i++) {
+                        orders.put(txn, utf8(String.format("order-%05d", i)), utf8("customer-" + (i % 977) + ";amount=" + i * 3));
+                    }
+                    txn.commit();
+                }
             }
             System.out.println("order-00042 now: " + str(orders.get(utf8("order-00042"))));
 

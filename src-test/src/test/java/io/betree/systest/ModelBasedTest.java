@@ -7,10 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.Codec;
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
+import io.betree.Transaction;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -51,7 +53,9 @@ class ModelBasedTest {
         Random rnd = new Random(seed);
         NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
         IndexOptions shape = IndexOptions.defaults().codec(codec).nodeSize(64 << 10).basementSize(4 << 10).fanout(4 + rnd.nextInt(8));
-        EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES);
+        // Syncing is the crash tests' subject; here it would only slow the run down.
+        EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
+                .durability(Durability.NONE);
         int keySpace = 2_000 + rnd.nextInt(30_000);
         Environment env = Environment.open(dir, envOptions);
         try {
@@ -86,6 +90,8 @@ class ModelBasedTest {
                     byte[] from = rnd.nextInt(10) == 0 ? null : key(rnd, keySpace);
                     byte[] to = rnd.nextInt(10) == 0 ? null : key(rnd, keySpace);
                     checkScan(idx, model, from, to, rnd.nextInt(10) == 0 ? Integer.MAX_VALUE : 1 + rnd.nextInt(200), op);
+                } else if (kind < 997) {
+                    runTransaction(env, idx, model, rnd, keySpace, op);
                 } else if (kind < 998) {
                     env.checkpoint();
                 } else {
@@ -100,6 +106,81 @@ class ModelBasedTest {
             checkScan(env.openIndex("model", shape), model, null, null, Integer.MAX_VALUE, OPS);
         } finally {
             env.close();
+        }
+    }
+
+    /**
+     * A transaction of a few writes and reads that commits or aborts; while it is open, writes
+     * made outside it must stay invisible to it, and its own writes visible only to it.
+     */
+    private static void runTransaction(Environment env, Index idx, NavigableMap<byte[], byte[]> model, Random rnd,
+            int keySpace, int op) {
+        NavigableMap<byte[], byte[]> snapshot = new TreeMap<>(Arrays::compareUnsigned);
+        snapshot.putAll(model);
+        NavigableMap<byte[], byte[]> own = new TreeMap<>(Arrays::compareUnsigned);
+        NavigableMap<byte[], byte[]> outside = new TreeMap<>(Arrays::compareUnsigned);
+        try (Transaction txn = env.begin()) {
+            int writes = 1 + rnd.nextInt(20);
+            for (int w = 0; w < writes; w++) {
+                byte[] k = key(rnd, keySpace);
+                if (outside.containsKey(k)) {
+                    continue; // Writing it would be a write conflict (tested elsewhere).
+                }
+                if (rnd.nextInt(3) == 0) {
+                    idx.delete(txn, k);
+                    own.put(k, null);
+                } else {
+                    byte[] v = value(rnd);
+                    idx.put(txn, k, v);
+                    own.put(k, v);
+                }
+                if (rnd.nextInt(4) == 0) {
+                    // A write outside the transaction, to a key it does not touch.
+                    byte[] other = key(rnd, keySpace);
+                    if (!own.containsKey(other)) {
+                        byte[] v = value(rnd);
+                        idx.put(other, v);
+                        model.put(other, v);
+                        outside.put(other, v);
+                    }
+                }
+                byte[] probe = rnd.nextBoolean() ? k : key(rnd, keySpace);
+                byte[] expected = own.containsKey(probe) ? own.get(probe) : snapshot.get(probe);
+                byte[] actual = idx.get(txn, probe);
+                if (expected == null) {
+                    assertEquals(null, actual, "transactional get of absent key at op " + op);
+                } else {
+                    assertArrayEquals(expected, actual, "transactional get at op " + op);
+                }
+            }
+            NavigableMap<byte[], byte[]> view = new TreeMap<>(Arrays::compareUnsigned);
+            view.putAll(snapshot);
+            for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
+                if (e.getValue() == null) {
+                    view.remove(e.getKey());
+                } else {
+                    view.put(e.getKey(), e.getValue());
+                }
+            }
+            Iterator<Map.Entry<byte[], byte[]>> it = view.entrySet().iterator();
+            try (Cursor c = idx.scan(txn, null, null)) {
+                for (int n = 0; n < 300 && it.hasNext(); n++) {
+                    Map.Entry<byte[], byte[]> e = it.next();
+                    assertTrue(c.next(), "transactional scan ended early at op " + op);
+                    assertArrayEquals(e.getKey(), c.key(), "transactional scan key at op " + op);
+                    assertArrayEquals(e.getValue(), c.value(), "transactional scan value at op " + op);
+                }
+            }
+            if (rnd.nextInt(4) != 0) {
+                txn.commit();
+                for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
+                    if (e.getValue() == null) {
+                        model.remove(e.getKey());
+                    } else {
+                        model.put(e.getKey(), e.getValue());
+                    }
+                }
+            }
         }
     }
 

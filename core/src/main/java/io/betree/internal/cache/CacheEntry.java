@@ -17,6 +17,10 @@ public abstract class CacheEntry {
     long accountedBytes;
     /** Position in the cache's clock ring, or -1 when not in the ring. */
     int ringIndex = -1;
+    /** Dirty when a checkpoint began and its image for that checkpoint not yet taken. */
+    boolean checkpointPending;
+    /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */
+    long version;
 
     protected CacheEntry(long blockNumber) {
         this.blockNumber = blockNumber;

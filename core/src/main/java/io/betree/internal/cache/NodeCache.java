@@ -30,6 +30,9 @@ public final class NodeCache {
     private final List<CacheEntry> ring = new ArrayList<>();
     private int hand;
     private long accountedBytes;
+    private final java.util.ArrayDeque<Image> capturedImages = new java.util.ArrayDeque<>();
+    private List<CacheEntry> checkpointEntries;
+    private int checkpointCursor;
     private long evictions;
     private long writeBacks;
     private long misses;
@@ -55,6 +58,7 @@ public final class NodeCache {
         try {
             CacheEntry e = entries.get(blockNumber);
             if (e != null) {
+                captureIfPending(e);
                 e.pins++;
                 e.referenced = true;
                 return cast(e, type);
@@ -69,6 +73,7 @@ public final class NodeCache {
             CacheEntry raced = entries.get(blockNumber);
             if (raced != null) {
                 loaded.releaseMemory();
+                captureIfPending(raced);
                 raced.pins++;
                 raced.referenced = true;
                 return cast(raced, type);
@@ -147,6 +152,7 @@ public final class NodeCache {
             e.pins--;
             if (modified) {
                 e.dirty = true;
+                e.version++;
                 long now = e.memoryBytes();
                 accountedBytes += now - e.accountedBytes;
                 e.accountedBytes = now;
@@ -164,6 +170,7 @@ public final class NodeCache {
     public void discard(CacheEntry e) {
         lock.lock();
         try {
+            captureIfPending(e);
             remove(e);
         } finally {
             lock.unlock();
@@ -187,6 +194,7 @@ public final class NodeCache {
             if (e.pins > 0) {
                 throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
             }
+            captureIfPending(e);
             remove(e);
         } finally {
             lock.unlock();
@@ -227,13 +235,137 @@ public final class NodeCache {
                 unpinnedSeen++;
                 continue;
             }
-            if (e.dirty) {
+            if (e.checkpointPending) {
+                // Unchanged since the checkpoint began: this one write serves both.
+                writeImage(e.blockNumber(), serialize(e), e.compressor(), true);
+                e.checkpointPending = false;
+                e.dirty = false;
+            } else if (e.dirty) {
                 writeBack(e);
             }
             remove(e);
             e.releaseMemory();
             evictions++;
             unpinnedSeen = 0;
+        }
+    }
+
+    private ByteBuf serialize(CacheEntry e) {
+        ByteBuf out = memory.allocate(e.serializedSizeBound());
+        try {
+            e.serialize(out);
+            return out;
+        } catch (RuntimeException ex) {
+            memory.release(out);
+            throw ex;
+        }
+    }
+
+    /** Writes (and releases) an image of block {@code block}, for a checkpoint or as a write-back. */
+    private void writeImage(long block, ByteBuf image, io.betree.compression.BlockCompressor codec, boolean forCheckpoint) {
+        try {
+            java.nio.ByteBuffer payload = image.nioBuffer(image.readerIndex(), image.readableBytes());
+            if (forCheckpoint) {
+                file.writeForCheckpoint(block, payload, codec);
+            } else {
+                file.write(block, payload, codec);
+            }
+        } catch (IOException ex) {
+            throw new BetreeIOException("writing block " + block + " of " + file.path(), ex);
+        } finally {
+            memory.release(image);
+        }
+    }
+
+    /** A block's contents as a checkpoint must record them, taken before anyone changed them. */
+    private record Image(CacheEntry entry, long version, ByteBuf bytes) {
+    }
+
+    private void captureIfPending(CacheEntry e) {
+        if (e.checkpointPending) {
+            capturedImages.addLast(new Image(e, e.version, serialize(e)));
+            e.checkpointPending = false;
+        }
+    }
+
+    /**
+     * Marks every dirty entry as owed to the checkpoint that the block file has just begun. The
+     * caller holds every index's write lock, so no entry is half-modified.
+     */
+    public void beginCheckpoint() {
+        lock.lock();
+        try {
+            checkpointEntries = new ArrayList<>();
+            checkpointCursor = 0;
+            for (CacheEntry e : ring) {
+                if (e.dirty) {
+                    e.checkpointPending = true;
+                    checkpointEntries.add(e);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Writes the checkpoint image of every entry marked by {@link #beginCheckpoint()} while writers
+     * go on. An entry a writer pins first is copied in memory at that moment (the copy is written
+     * here); the others are serialized here, one at a time under the cache lock, and compressed
+     * and written outside it.
+     */
+    public void writeCheckpointImages() {
+        while (true) {
+            Image image;
+            lock.lock();
+            try {
+                image = capturedImages.pollFirst();
+                while (image == null && checkpointCursor < checkpointEntries.size()) {
+                    CacheEntry e = checkpointEntries.get(checkpointCursor++);
+                    if (e.checkpointPending) {
+                        image = new Image(e, e.version, serialize(e));
+                        e.checkpointPending = false;
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (image == null) {
+                break;
+            }
+            writeImage(image.entry().blockNumber(), image.bytes(), image.entry().compressor(), true);
+            lock.lock();
+            try {
+                CacheEntry e = image.entry();
+                if (e.version == image.version() && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e) {
+                    e.dirty = false;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        lock.lock();
+        try {
+            checkpointEntries = null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forgets a failed checkpoint's marks and copies. */
+    public void abortCheckpoint() {
+        lock.lock();
+        try {
+            for (CacheEntry e : ring) {
+                e.checkpointPending = false;
+            }
+            Image image;
+            while ((image = capturedImages.pollFirst()) != null) {
+                memory.release(image.bytes());
+            }
+            checkpointEntries = null;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -274,6 +406,10 @@ public final class NodeCache {
         try {
             for (CacheEntry e : ring) {
                 e.releaseMemory();
+            }
+            Image image;
+            while ((image = capturedImages.pollFirst()) != null) {
+                memory.release(image.bytes());
             }
             ring.clear();
             entries.clear();

@@ -6,17 +6,22 @@ import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 
 /**
- * A basement node: a sorted run of key/value entries that is one block of its own, so a query reads
- * and caches only the basement it needs rather than the whole leaf.
+ * A basement node: a sorted run of rows that is one block of its own, so a query reads and caches
+ * only the basement it needs rather than the whole leaf.
  *
- * <p>Off-heap layout of {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'},
- * entry count) followed by entries of key length (2 bytes), value length (4), key, value, in
- * ascending key order. {@code index} holds each entry's offset for binary search.
+ * <p>A row is one version of a key. Rows are sorted by key, then newest first. Layout of
+ * {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'}, row count) followed by
+ * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length
+ * (4), the commit timestamp (8, only when flagged), key, value. A row without a timestamp is
+ * visible to every snapshot; older versions exist only while a snapshot may still need them.
+ * {@code index} holds each row's offset for binary search.
  */
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
     private static final int HEADER = 5;
-    private static final int ENTRY_HEADER = 6;
+    private static final int ROW_HEADER = 7;
+    private static final int TOMBSTONE = 1;
+    private static final int HAS_TS = 2;
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
@@ -33,7 +38,7 @@ public final class Basement extends CacheEntry {
         this.count = count;
     }
 
-    /** A basement with no entries. */
+    /** A basement with no rows. */
     static Basement empty(long blockNumber, NodeMemory memory, BlockCompressor codec) {
         ByteBuf data = memory.allocate(256);
         data.writeByte(TAG).writeInt(0);
@@ -52,32 +57,35 @@ public final class Basement extends CacheEntry {
                 throw new IllegalArgumentException("not a basement node");
             }
             int n = data.getInt(1);
-            if (n < 0 || n > data.readableBytes() / ENTRY_HEADER) {
-                throw new IllegalArgumentException("impossible entry count " + n);
+            if (n < 0 || n > data.readableBytes() / ROW_HEADER) {
+                throw new IllegalArgumentException("impossible row count " + n);
             }
             index = memory.allocate(Math.max(4, n * 4));
             int off = HEADER;
             int end = data.writerIndex();
+            int prev = -1;
             for (int i = 0; i < n; i++) {
-                if (off + ENTRY_HEADER > end) {
-                    throw new IllegalArgumentException("entry " + i + " runs past the end");
+                if (off + ROW_HEADER > end) {
+                    throw new IllegalArgumentException("row " + i + " runs past the end");
                 }
-                int kl = data.getUnsignedShort(off);
-                int vl = data.getInt(off + 2);
-                if (vl < 0 || (long) off + ENTRY_HEADER + kl + vl > end) {
-                    throw new IllegalArgumentException("entry " + i + " has impossible lengths");
+                int flags = data.getUnsignedByte(off + 2);
+                int vl = data.getInt(off + 3);
+                if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS)) != 0
+                        || (long) off + ROW_HEADER + tsBytes(flags) + data.getUnsignedShort(off) + vl > end) {
+                    throw new IllegalArgumentException("row " + i + " has impossible lengths or flags");
                 }
-                if (i > 0) {
-                    int prev = index.getInt((i - 1) * 4);
-                    if (Keys.compare(data, prev + ENTRY_HEADER, data.getUnsignedShort(prev), data, off + ENTRY_HEADER, kl) >= 0) {
-                        throw new IllegalArgumentException("keys out of order at entry " + i);
+                if (prev >= 0) {
+                    int c = compareRowKeys(data, prev, off);
+                    if (c > 0 || (c == 0 && rowTs(data, prev) <= rowTs(data, off))) {
+                        throw new IllegalArgumentException("rows out of order at row " + i);
                     }
                 }
                 index.writeInt(off);
-                off += ENTRY_HEADER + kl + vl;
+                prev = off;
+                off += rowLength(data, off);
             }
             if (off != end) {
-                throw new IllegalArgumentException("trailing bytes after the last entry");
+                throw new IllegalArgumentException("trailing bytes after the last row");
             }
             return new Basement(blockNumber, memory, codec, data, index, n);
         } catch (RuntimeException e) {
@@ -87,7 +95,29 @@ public final class Basement extends CacheEntry {
         }
     }
 
-    /** Number of entries. */
+    // ---- row layout ----
+
+    private static int tsBytes(int flags) {
+        return (flags & HAS_TS) != 0 ? 8 : 0;
+    }
+
+    private static int keyOffset(ByteBuf buf, int off) {
+        return off + ROW_HEADER + tsBytes(buf.getUnsignedByte(off + 2));
+    }
+
+    private static int rowLength(ByteBuf buf, int off) {
+        return ROW_HEADER + tsBytes(buf.getUnsignedByte(off + 2)) + buf.getUnsignedShort(off) + buf.getInt(off + 3);
+    }
+
+    private static long rowTs(ByteBuf buf, int off) {
+        return (buf.getUnsignedByte(off + 2) & HAS_TS) != 0 ? buf.getLong(off + ROW_HEADER) : 0L;
+    }
+
+    private static int compareRowKeys(ByteBuf buf, int a, int b) {
+        return Keys.compare(buf, keyOffset(buf, a), buf.getUnsignedShort(a), buf, keyOffset(buf, b), buf.getUnsignedShort(b));
+    }
+
+    /** Number of rows (versions). */
     public int count() {
         return count;
     }
@@ -101,133 +131,180 @@ public final class Basement extends CacheEntry {
         return index.getInt(pos * 4);
     }
 
-    int keyLength(int pos) {
-        return data.getUnsignedShort(offset(pos));
-    }
-
-    /** Key of entry {@code pos}, copied. */
+    /** Key of row {@code pos}, copied. */
     public byte[] key(int pos) {
         int off = offset(pos);
-        return Keys.copy(data, off + ENTRY_HEADER, data.getUnsignedShort(off));
+        return Keys.copy(data, keyOffset(data, off), data.getUnsignedShort(off));
     }
 
-    /** Value of entry {@code pos}, copied. */
-    public byte[] value(int pos) {
+    private int compareKey(int pos, byte[] key) {
         int off = offset(pos);
-        int kl = data.getUnsignedShort(off);
-        return Keys.copy(data, off + ENTRY_HEADER + kl, data.getInt(off + 2));
+        return Keys.compare(data, keyOffset(data, off), data.getUnsignedShort(off), key);
     }
 
-    /** Position of {@code key}, or {@code -(insertionPoint) - 1} when absent. */
-    public int find(byte[] key) {
+    private boolean sameKey(int a, int b) {
+        return compareRowKeys(data, offset(a), offset(b)) == 0;
+    }
+
+    /** First row whose key is {@code >= key}. */
+    public int lowerBound(byte[] key) {
         int lo = 0;
-        int hi = count - 1;
-        while (lo <= hi) {
+        int hi = count;
+        while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            int off = offset(mid);
-            int c = Keys.compare(data, off + ENTRY_HEADER, data.getUnsignedShort(off), key);
-            if (c < 0) {
+            if (compareKey(mid, key) < 0) {
                 lo = mid + 1;
-            } else if (c > 0) {
-                hi = mid - 1;
             } else {
-                return mid;
+                hi = mid;
             }
         }
-        return -(lo + 1);
+        return lo;
     }
 
-    /** First position whose key is {@code >= key}. */
-    public int lowerBound(byte[] key) {
-        int p = find(key);
-        return p >= 0 ? p : -p - 1;
-    }
-
-    /** Whether {@code key} sorts after every entry (true for an empty basement). */
-    boolean isAfterLast(byte[] key) {
-        if (count == 0) {
-            return true;
+    /** The end of the run of rows that share row {@code pos}'s key. */
+    int keyEnd(int pos) {
+        int end = pos + 1;
+        while (end < count && sameKey(pos, end)) {
+            end++;
         }
-        int off = offset(count - 1);
-        return Keys.compare(data, off + ENTRY_HEADER, data.getUnsignedShort(off), key) < 0;
+        return end;
     }
 
-    /** Appends an entry whose key sorts after every present key (the sequential-insert path). */
-    void appendLast(byte[] key, byte[] value) {
-        data = memory.ensureWritable(data, ENTRY_HEADER + key.length + value.length);
+    /**
+     * The row of the rows {@code [pos, end)} (versions of one key, newest first) that a snapshot at
+     * {@code snapshotTs} sees, or -1 when it sees none or a tombstone.
+     */
+    int visibleRow(int pos, int end, long snapshotTs) {
+        for (int p = pos; p < end; p++) {
+            int off = offset(p);
+            if (rowTs(data, off) <= snapshotTs) {
+                return (data.getUnsignedByte(off + 2) & TOMBSTONE) != 0 ? -1 : p;
+            }
+        }
+        return -1;
+    }
+
+    /** The value of {@code key} a snapshot at {@code snapshotTs} sees, or {@code null}. */
+    public byte[] get(byte[] key, long snapshotTs) {
+        int pos = lowerBound(key);
+        if (pos == count || compareKey(pos, key) != 0) {
+            return null;
+        }
+        int row = visibleRow(pos, keyEnd(pos), snapshotTs);
+        return row < 0 ? null : value(row);
+    }
+
+    /** Value of row {@code pos}, copied. */
+    public byte[] value(int pos) {
+        int off = offset(pos);
+        return Keys.copy(data, keyOffset(data, off) + data.getUnsignedShort(off), data.getInt(off + 3));
+    }
+
+    /** Appends a row for a key that sorts after every present key (the sequential-insert path). */
+    void appendLast(byte[] key, byte[] value, long ts) {
+        data = memory.ensureWritable(data, ROW_HEADER + 8 + key.length + value.length);
         index = memory.ensureWritable(index, 4);
         index.writeInt(data.writerIndex());
-        data.writeShort(key.length).writeInt(value.length).writeBytes(key).writeBytes(value);
+        data.writeShort(key.length).writeByte(HAS_TS).writeInt(value.length).writeLong(ts);
+        data.writeBytes(key).writeBytes(value);
         count++;
         data.setInt(1, count);
     }
 
     /**
-     * Applies messages {@code [from, to)} of {@code messages}' sorted order; for each key the newest
-     * message decides. Rebuilds the entries in one pass.
+     * Applies messages {@code [from, to)} of {@code messages}' sorted order and rebuilds the rows in
+     * one pass. Versions that no snapshot at or after {@code horizon} can see are dropped; the
+     * version such snapshots see loses its timestamp (it is visible to all).
      */
-    void apply(MessageBuffer messages, int from, int to) {
-        int extra = 0;
+    void apply(MessageBuffer messages, int from, int to, long horizon) {
+        long extra = 0;
         for (int m = from; m < to; m++) {
             int moff = messages.sortedOffset(m);
-            extra += ENTRY_HEADER + messages.keyLength(moff) + messages.valueLength(moff);
+            extra += ROW_HEADER + 8 + messages.keyLength(moff) + messages.valueLength(moff);
         }
-        ByteBuf out = memory.allocate(data.writerIndex() + extra);
+        ByteBuf out = memory.allocate((int) Math.min(Integer.MAX_VALUE - 8, data.writerIndex() + extra));
         ByteBuf outIndex = memory.allocate(Math.max(4, (count + (to - from)) * 4));
-        out.writeByte(TAG).writeInt(0);
-        int n = 0;
-        int e = 0;
-        int m = from;
-        ByteBuf md = messages.data();
-        while (e < count || m < to) {
-            int c;
-            if (e == count) {
-                c = 1;
-            } else if (m == to) {
-                c = -1;
-            } else {
-                int eoff = offset(e);
-                int moff = messages.sortedOffset(m);
-                c = Keys.compare(data, eoff + ENTRY_HEADER, data.getUnsignedShort(eoff),
-                        md, moff + MessageBuffer.HEADER, messages.keyLength(moff));
+        try {
+            out.writeByte(TAG).writeInt(0);
+            ByteBuf md = messages.data();
+            int e = 0;
+            int m = from;
+            while (e < count || m < to) {
+                int c;
+                if (e == count) {
+                    c = 1;
+                } else if (m == to) {
+                    c = -1;
+                } else {
+                    int eoff = offset(e);
+                    int moff = messages.sortedOffset(m);
+                    c = Keys.compare(data, keyOffset(data, eoff), data.getUnsignedShort(eoff),
+                            md, moff + MessageBuffer.HEADER, messages.keyLength(moff));
+                }
+                int mEnd = m;
+                if (c >= 0) {
+                    mEnd = m + 1;
+                    while (mEnd < to && messages.compareKeys(messages.sortedOffset(m), messages.sortedOffset(mEnd)) == 0) {
+                        mEnd++;
+                    }
+                }
+                int eEnd = c <= 0 ? keyEnd(e) : e;
+                boolean kept = false;
+                // Newest first: the messages (newer than every row), newest message first, then the rows.
+                for (int k = mEnd - 1; k >= m && !kept; k--) {
+                    int moff = messages.sortedOffset(k);
+                    kept = writeVersion(out, outIndex, md, moff + MessageBuffer.HEADER, messages.keyLength(moff),
+                            messages.valueLength(moff), messages.type(moff) == MessageType.DELETE, messages.msn(moff), horizon);
+                }
+                for (int p = e; p < eEnd && !kept; p++) {
+                    int off = offset(p);
+                    int flags = data.getUnsignedByte(off + 2);
+                    kept = writeVersion(out, outIndex, data, keyOffset(data, off), data.getUnsignedShort(off),
+                            data.getInt(off + 3), (flags & TOMBSTONE) != 0, rowTs(data, off), horizon);
+                }
+                m = mEnd;
+                e = eEnd;
             }
-            if (c < 0) {
-                int eoff = offset(e++);
-                int len = ENTRY_HEADER + data.getUnsignedShort(eoff) + data.getInt(eoff + 2);
-                outIndex.writeInt(out.writerIndex());
-                out.writeBytes(data, eoff, len);
-                n++;
-                continue;
-            }
-            if (c == 0) {
-                e++;
-            }
-            // The last message of a run with equal keys is the newest (sorted by key, then msn).
-            int moff = messages.sortedOffset(m);
-            while (m + 1 < to && messages.compareKeys(moff, messages.sortedOffset(m + 1)) == 0) {
-                moff = messages.sortedOffset(++m);
-            }
-            m++;
-            if (messages.type(moff) == MessageType.PUT) {
-                int kl = messages.keyLength(moff);
-                int vl = messages.valueLength(moff);
-                outIndex.writeInt(out.writerIndex());
-                out.writeShort(kl).writeInt(vl);
-                out.writeBytes(md, moff + MessageBuffer.HEADER, kl + vl);
-                n++;
-            }
+        } catch (RuntimeException ex) {
+            memory.release(out);
+            memory.release(outIndex);
+            throw ex;
         }
-        out.setInt(1, n);
         memory.release(data);
         memory.release(index);
         data = out;
         index = outIndex;
-        count = n;
+        count = index.writerIndex() / 4;
+        data.setInt(1, count);
     }
 
     /**
-     * Moves the entries from position {@code from} on into a new basement with block number
-     * {@code blockNumber}, which it returns.
+     * Writes one version unless pruned; returns true when it was the last version any snapshot
+     * can need (the first at or below the horizon), so older ones are dropped.
+     */
+    private static boolean writeVersion(ByteBuf out, ByteBuf outIndex, ByteBuf src, int keyOff, int keyLength,
+            int valueLength, boolean tombstone, long ts, long horizon) {
+        boolean visibleToAll = ts <= horizon;
+        if (visibleToAll && tombstone) {
+            return true;
+        }
+        int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS);
+        int vl = tombstone ? 0 : valueLength;
+        outIndex.writeInt(out.writerIndex());
+        out.writeShort(keyLength).writeByte(flags).writeInt(vl);
+        if (!visibleToAll) {
+            out.writeLong(ts);
+        }
+        out.writeBytes(src, keyOff, keyLength);
+        if (vl > 0) {
+            out.writeBytes(src, keyOff + keyLength, vl);
+        }
+        return visibleToAll;
+    }
+
+    /**
+     * Moves the rows from position {@code from} on into a new basement with block number
+     * {@code blockNumber}, which it returns. {@code from} must start a key's run of versions.
      */
     Basement splitAt(int from, long blockNumber) {
         int start = offset(from);
@@ -247,7 +324,10 @@ public final class Basement extends CacheEntry {
         return right;
     }
 
-    /** Position at which splitting leaves about half of the bytes on each side (at least 1 entry left). */
+    /**
+     * A row position that starts a key and leaves about half of the bytes on each side, or -1 when
+     * every row belongs to one key.
+     */
     int splitPosition() {
         int half = data.writerIndex() / 2;
         int lo = 1;
@@ -260,10 +340,20 @@ public final class Basement extends CacheEntry {
                 hi = mid;
             }
         }
-        return Math.max(1, lo);
+        for (int p = Math.max(1, lo); p < count; p++) {
+            if (!sameKey(p - 1, p)) {
+                return p;
+            }
+        }
+        for (int p = Math.max(1, lo) - 1; p >= 1; p--) {
+            if (!sameKey(p - 1, p)) {
+                return p;
+            }
+        }
+        return -1;
     }
 
-    /** Appends all entries of {@code right}, whose keys all sort after this basement's. */
+    /** Appends all rows of {@code right}, whose keys all sort after this basement's. */
     void absorb(Basement right) {
         int len = right.data.writerIndex() - HEADER;
         data = memory.ensureWritable(data, len);

@@ -6,8 +6,9 @@ import io.betree.internal.cache.NodeCache;
 import io.betree.internal.storage.BlockFile;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.NavigableMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
 
 /**
  * One index's B-epsilon tree. Writes become messages in the root's buffers and move down in
@@ -22,8 +23,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  */
 public final class BeTree {
     private final NodeStore store;
-    private final TreeConfig config;
-    private final AtomicLong msnSource;
+    private volatile TreeConfig config;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final Reshaper reshaper;
     private long rootBlock;
@@ -32,27 +32,30 @@ public final class BeTree {
     private volatile Throwable failure;
     private volatile boolean closed;
 
-    private BeTree(NodeStore store, TreeConfig config, AtomicLong msnSource, long rootBlock) {
+    private BeTree(NodeStore store, TreeConfig config, LongSupplier horizon, long rootBlock) {
         this.store = store;
         this.config = config;
-        this.msnSource = msnSource;
         this.rootBlock = rootBlock;
-        this.reshaper = new Reshaper(store, config);
+        this.reshaper = new Reshaper(store, config, horizon);
     }
 
-    /** A new empty tree: a root leaf with one empty basement. */
-    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, AtomicLong msnSource) {
+    /**
+     * A new empty tree: a root leaf with one empty basement.
+     *
+     * @param horizon the oldest snapshot timestamp any reader may still use
+     */
+    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, LongSupplier horizon) {
         NodeStore store = new NodeStore(cache, file, config.codec());
         LeafNode root = store.newLeaf();
         store.unpin(root, true);
-        BeTree tree = new BeTree(store, config, msnSource, root.blockNumber());
+        BeTree tree = new BeTree(store, config, horizon, root.blockNumber());
         tree.maxKeyKnown = true;
         return tree;
     }
 
     /** A stored tree whose root is block {@code rootBlock}. */
-    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, AtomicLong msnSource, long rootBlock) {
-        return new BeTree(new NodeStore(cache, file, config.codec()), config, msnSource, rootBlock);
+    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, LongSupplier horizon, long rootBlock) {
+        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, rootBlock);
     }
 
     /** The tree's lock; a checkpoint holds its write lock to see a quiescent tree. */
@@ -68,6 +71,15 @@ public final class BeTree {
     /** The tree's shape parameters. */
     public TreeConfig config() {
         return config;
+    }
+
+    /** Compresses nodes created from now on with {@code codec}; existing blocks stay readable. */
+    public void useCodec(io.betree.compression.BlockCompressor codec) {
+        TreeConfig c = config;
+        if (c.codec().id() != codec.id() || c.codec().level() != codec.level()) {
+            config = new TreeConfig(c.nodeSize(), c.basementSize(), c.fanout(), codec);
+            store.useCodec(codec);
+        }
     }
 
     NodeStore store() {
@@ -94,25 +106,25 @@ public final class BeTree {
         }
     }
 
-    /** The key's value, or {@code null} when absent. */
-    public byte[] get(byte[] key) {
+    /** The key's value as a snapshot at {@code snapshotTs} sees it, or {@code null} when absent. */
+    public byte[] get(byte[] key, long snapshotTs) {
         lock.readLock().lock();
         try {
             checkUsable();
-            return lookup(key);
+            return lookup(key, snapshotTs);
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private byte[] lookup(byte[] key) {
+    private byte[] lookup(byte[] key, long snapshotTs) {
         CacheEntry node = store.pinNode(rootBlock);
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
                 int i = in.childFor(key);
                 MessageBuffer buffer = in.buffers.get(i);
-                int off = buffer.findNewest(key);
+                int off = buffer.findNewest(key, snapshotTs);
                 if (off >= 0) {
                     return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
                 }
@@ -123,8 +135,7 @@ public final class BeTree {
             LeafNode leaf = (LeafNode) node;
             Basement b = store.pinBasement(leaf.basements.get(leaf.basementFor(key)));
             try {
-                int p = b.find(key);
-                return p >= 0 ? b.value(p) : null;
+                return b.get(key, snapshotTs);
             } finally {
                 store.unpin(b, false);
             }
@@ -133,22 +144,17 @@ public final class BeTree {
         }
     }
 
-    /** Inserts or overwrites; {@code key} and {@code value} are copied before this returns. */
-    public void put(byte[] key, byte[] value) {
-        write(MessageType.PUT, key, value);
-    }
-
-    /** Removes the key if present. */
-    public void delete(byte[] key) {
-        write(MessageType.DELETE, key, null);
-    }
-
-    private void write(byte type, byte[] key, byte[] value) {
+    /**
+     * Applies a committed write: a {@link MessageType#PUT} of {@code value} or a
+     * {@link MessageType#DELETE}, with commit timestamp {@code msn}, which must exceed that of every
+     * write applied before. Arguments are copied before this returns.
+     */
+    public void write(byte type, byte[] key, byte[] value, long msn) {
         lock.writeLock().lock();
         try {
             checkUsable();
             try {
-                applyWrite(type, key, value);
+                applyWrite(type, key, value, msn);
             } catch (RuntimeException | Error e) {
                 failure = e;
                 throw e;
@@ -158,7 +164,7 @@ public final class BeTree {
         }
     }
 
-    private void applyWrite(byte type, byte[] key, byte[] value) {
+    private void applyWrite(byte type, byte[] key, byte[] value, long msn) {
         if (!maxKeyKnown) {
             maxKey = reshaper.maxKey(rootBlock);
             maxKeyKnown = true;
@@ -167,11 +173,10 @@ public final class BeTree {
         if (beyond && type == MessageType.DELETE) {
             return; // No message or entry exists at or beyond this key: nothing to delete.
         }
-        long msn = msnSource.incrementAndGet();
         CacheEntry root = store.pinNode(rootBlock);
         try {
             if (beyond) {
-                reshaper.appendRightmost(root, key, value);
+                reshaper.appendRightmost(root, key, value, msn);
                 maxKey = key.clone();
             } else if (root instanceof LeafNode) {
                 MessageBuffer one = new MessageBuffer(store.memory());
@@ -198,13 +203,16 @@ public final class BeTree {
 
     /**
      * Reads the entries with keys in {@code [from, upper)} where {@code upper} is the end of the
-     * basement that holds {@code from}, merged with the pending messages above it.
+     * basement that holds {@code from}, merged with the pending messages above it, as a snapshot
+     * at {@code snapshotTs} sees them, with {@code overlay} (a transaction's own writes, deletes
+     * marked by {@code overlayTombstone}; may be null) applied on top.
      */
-    public ScanBatch scanBatch(byte[] from, byte[] toExclusive) {
+    public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, NavigableMap<byte[], byte[]> overlay,
+            byte[] overlayTombstone) {
         lock.readLock().lock();
         try {
             checkUsable();
-            return ScanBatch.read(store, rootBlock, from, toExclusive);
+            return ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
         } finally {
             lock.readLock().unlock();
         }

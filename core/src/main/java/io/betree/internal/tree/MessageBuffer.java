@@ -225,19 +225,26 @@ public final class MessageBuffer {
         return lo;
     }
 
-    /** Offset of the newest message (highest msn) for {@code key}, or -1 when there is none. */
-    public int findNewest(byte[] key) {
+    /**
+     * Offset of the newest message for {@code key} with msn at most {@code snapshotTs}, or -1 when
+     * there is none.
+     */
+    public int findNewest(byte[] key, long snapshotTs) {
         int best = -1;
-        int pos = lowerBound(key, true) - 1;
-        if (pos >= 0) {
+        for (int pos = lowerBound(key, true) - 1; pos >= 0; pos--) {
             int off = index.getInt(pos * 4);
-            if (Keys.compare(data, off + HEADER, keyLength(off), key) == 0) {
+            if (compareKey(off, key) != 0) {
+                break;
+            }
+            if (msn(off) <= snapshotTs) {
                 best = off;
+                break;
             }
         }
         for (int k = sorted; k < count; k++) {
             int off = index.getInt(k * 4);
-            if (Keys.compare(data, off + HEADER, keyLength(off), key) == 0 && (best < 0 || msn(off) > msn(best))) {
+            long msn = msn(off);
+            if (msn <= snapshotTs && compareKey(off, key) == 0 && (best < 0 || msn > msn(best))) {
                 best = off;
             }
         }
@@ -247,19 +254,23 @@ public final class MessageBuffer {
     /**
      * Applies the messages with keys in {@code [from, upper)} ({@code upper} null: no bound) to
      * {@code view} in age order, so that the newest message of each key is applied last: a put
-     * stores its value, a delete stores {@code tombstone}.
+     * stores its value, a delete stores {@code tombstone}. Messages newer than {@code snapshotTs}
+     * are skipped.
      */
-    void applyRange(byte[] from, byte[] upper, java.util.NavigableMap<byte[], byte[]> view, byte[] tombstone) {
+    void applyRange(byte[] from, byte[] upper, long snapshotTs, java.util.NavigableMap<byte[], byte[]> view,
+            byte[] tombstone) {
         for (int k = lowerBound(from, false); k < sorted; k++) {
             int off = index.getInt(k * 4);
             if (upper != null && compareKey(off, upper) >= 0) {
                 break;
             }
-            view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
+            if (msn(off) <= snapshotTs) {
+                view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
+            }
         }
         for (int k = sorted; k < count; k++) {
             int off = index.getInt(k * 4);
-            if (compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
+            if (msn(off) <= snapshotTs && compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
                 view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
             }
         }

@@ -17,7 +17,7 @@ import java.util.List;
 final class NodeStore {
     private final NodeCache cache;
     private final BlockFile file;
-    private final BlockCompressor codec;
+    private volatile BlockCompressor codec;
 
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
@@ -31,6 +31,11 @@ final class NodeStore {
 
     BlockCompressor codec() {
         return codec;
+    }
+
+    /** Nodes created from now on are compressed with {@code codec}. */
+    void useCodec(BlockCompressor codec) {
+        this.codec = codec;
     }
 
     /** Pins an internal node or a leaf. */

@@ -15,10 +15,16 @@ final class Reshaper {
 
     private final NodeStore store;
     private final TreeConfig config;
+    private final java.util.function.LongSupplier horizon;
 
-    Reshaper(NodeStore store, TreeConfig config) {
+    /**
+     * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
+     *     could see are dropped when basements are rewritten
+     */
+    Reshaper(NodeStore store, TreeConfig config, java.util.function.LongSupplier horizon) {
         this.store = store;
         this.config = config;
+        this.horizon = horizon;
     }
 
     // ---- flushing ----
@@ -88,7 +94,7 @@ final class Reshaper {
             if (end > m) {
                 Basement basement = store.pinBasement(leaf.basements.get(b));
                 try {
-                    basement.apply(msgs, m, end);
+                    basement.apply(msgs, m, end, horizon.getAsLong());
                     leaf.basementBytes.set(b, basement.bytes());
                     b += splitBasement(leaf, b, basement);
                 } finally {
@@ -106,7 +112,11 @@ final class Reshaper {
         if (basement.bytes() <= config.basementSize() || basement.count() < 2) {
             return 0;
         }
-        Basement right = basement.splitAt(basement.splitPosition(), store.allocateBlockNumber());
+        int at = basement.splitPosition();
+        if (at < 0) {
+            return 0;
+        }
+        Basement right = basement.splitAt(at, store.allocateBlockNumber());
         store.addNew(right);
         try {
             leaf.basementBytes.set(b, basement.bytes());
@@ -155,13 +165,13 @@ final class Reshaper {
     }
 
     /** Inserts a key beyond every key of the tree into the rightmost basement (sequential path). */
-    void appendRightmost(CacheEntry node, byte[] key, byte[] value) {
+    void appendRightmost(CacheEntry node, byte[] key, byte[] value, long ts) {
         if (node instanceof LeafNode) {
             LeafNode leaf = (LeafNode) node;
             int last = leaf.basements.size() - 1;
             Basement b = store.pinBasement(leaf.basements.get(last));
             try {
-                b.appendLast(key, value);
+                b.appendLast(key, value, ts);
                 leaf.basementBytes.set(last, b.bytes());
                 if (b.bytes() > config.basementSize() && b.count() > 1) {
                     // Keep the full basement full and start a new one: sequential data never returns here.
@@ -183,7 +193,7 @@ final class Reshaper {
         CacheEntry child = store.pinNode(in.children.get(last));
         boolean consumed = false;
         try {
-            appendRightmost(child, key, value);
+            appendRightmost(child, key, value, ts);
             consumed = true;
             fixChild(in, last, child, true);
         } finally {

@@ -44,7 +44,8 @@ public final class ScanBatch {
         return resumeKey;
     }
 
-    static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to) {
+    static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
+            java.util.NavigableMap<byte[], byte[]> overlay, byte[] overlayTombstone) {
         List<CacheEntry> path = new ArrayList<>();
         List<MessageBuffer> buffers = new ArrayList<>();
         byte[] upper = null;
@@ -73,15 +74,26 @@ public final class ScanBatch {
             }
             basement = store.pinBasement(leaf.basements.get(b));
             TreeMap<byte[], byte[]> view = new TreeMap<>(Keys::compare);
-            for (int p = basement.lowerBound(from); p < basement.count(); p++) {
+            for (int p = basement.lowerBound(from); p < basement.count(); ) {
                 byte[] k = basement.key(p);
                 if (limit != null && Keys.compare(k, limit) >= 0) {
                     break;
                 }
-                view.put(k, basement.value(p));
+                int end = basement.keyEnd(p);
+                int row = basement.visibleRow(p, end, snapshotTs);
+                if (row >= 0) {
+                    view.put(k, basement.value(row));
+                }
+                p = end;
             }
             for (int level = buffers.size() - 1; level >= 0; level--) {
-                buffers.get(level).applyRange(from, limit, view, TOMBSTONE);
+                buffers.get(level).applyRange(from, limit, snapshotTs, view, TOMBSTONE);
+            }
+            if (overlay != null) {
+                var own = limit == null ? overlay.tailMap(from, true) : overlay.subMap(from, true, limit, false);
+                for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
+                    view.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
+                }
             }
             List<byte[]> keys = new ArrayList<>(view.size());
             List<byte[]> values = new ArrayList<>(view.size());
