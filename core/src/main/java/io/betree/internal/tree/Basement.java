@@ -137,7 +137,7 @@ public final class Basement extends CacheEntry {
         return Keys.copy(data, keyOffset(data, off), data.getUnsignedShort(off));
     }
 
-    private int compareKey(int pos, byte[] key) {
+    int compareKey(int pos, byte[] key) {
         int off = offset(pos);
         return Keys.compare(data, keyOffset(data, off), data.getUnsignedShort(off), key);
     }

@@ -46,7 +46,15 @@ public final class BeTree {
      */
     public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, LongSupplier horizon) {
         NodeStore store = new NodeStore(cache, file, config.codec());
-        LeafNode root = store.newLeaf();
+        LeafNode leaf = store.newLeaf();
+        List<Long> children = new ArrayList<>();
+        children.add(leaf.blockNumber());
+        List<MessageBuffer> buffers = new ArrayList<>();
+        buffers.add(new MessageBuffer(store.memory()));
+        // The root is always an internal node, so that even a small index takes writes into a
+        // buffer and applies them to its leaf in batches.
+        InternalNode root = store.newInternal(1, new ArrayList<>(), children, buffers);
+        store.unpin(leaf, true);
         store.unpin(root, true);
         BeTree tree = new BeTree(store, config, horizon, root.blockNumber());
         tree.maxKeyKnown = true;

@@ -408,7 +408,8 @@ final class Reshaper {
                 root = newRoot;
                 continue;
             }
-            if (root instanceof InternalNode && ((InternalNode) root).children.size() == 1) {
+            if (root instanceof InternalNode && ((InternalNode) root).children.size() == 1
+                    && ((InternalNode) root).height > 1) {
                 InternalNode in = (InternalNode) root;
                 if (in.buffers.get(0).count() > 0) {
                     flushChild(in, 0);

@@ -44,6 +44,13 @@ public final class ScanBatch {
         return resumeKey;
     }
 
+    private static void emit(Map.Entry<byte[], byte[]> e, List<byte[]> keys, List<byte[]> values) {
+        if (e.getValue() != TOMBSTONE) {
+            keys.add(e.getKey());
+            values.add(e.getValue());
+        }
+    }
+
     static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
             java.util.NavigableMap<byte[], byte[]> overlay, byte[] overlayTombstone) {
         List<CacheEntry> path = new ArrayList<>();
@@ -73,35 +80,44 @@ public final class ScanBatch {
                 limit = to;
             }
             basement = store.pinBasement(leaf.basements.get(b));
-            TreeMap<byte[], byte[]> view = new TreeMap<>(Keys::compare);
-            for (int p = basement.lowerBound(from); p < basement.count(); ) {
-                byte[] k = basement.key(p);
-                if (limit != null && Keys.compare(k, limit) >= 0) {
-                    break;
-                }
-                int end = basement.keyEnd(p);
-                int row = basement.visibleRow(p, end, snapshotTs);
-                if (row >= 0) {
-                    view.put(k, basement.value(row));
-                }
-                p = end;
-            }
+            // Pending messages (usually few) go into a sorted map; the basement's rows, already
+            // sorted, are merged with it in one pass.
+            TreeMap<byte[], byte[]> pending = new TreeMap<>(Keys::compare);
             for (int level = buffers.size() - 1; level >= 0; level--) {
-                buffers.get(level).applyRange(from, limit, snapshotTs, view, TOMBSTONE);
+                buffers.get(level).applyRange(from, limit, snapshotTs, pending, TOMBSTONE);
             }
             if (overlay != null) {
                 var own = limit == null ? overlay.tailMap(from, true) : overlay.subMap(from, true, limit, false);
                 for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
-                    view.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
+                    pending.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
                 }
             }
-            List<byte[]> keys = new ArrayList<>(view.size());
-            List<byte[]> values = new ArrayList<>(view.size());
-            for (Map.Entry<byte[], byte[]> e : view.entrySet()) {
-                if (e.getValue() != TOMBSTONE) {
-                    keys.add(e.getKey());
-                    values.add(e.getValue());
+            List<byte[]> keys = new ArrayList<>();
+            List<byte[]> values = new ArrayList<>();
+            java.util.Iterator<Map.Entry<byte[], byte[]>> it = pending.entrySet().iterator();
+            Map.Entry<byte[], byte[]> next = it.hasNext() ? it.next() : null;
+            int p = basement.lowerBound(from);
+            while (p < basement.count() && (limit == null || basement.compareKey(p, limit) < 0)) {
+                while (next != null && basement.compareKey(p, next.getKey()) > 0) {
+                    emit(next, keys, values);
+                    next = it.hasNext() ? it.next() : null;
                 }
+                int end = basement.keyEnd(p);
+                if (next != null && basement.compareKey(p, next.getKey()) == 0) {
+                    emit(next, keys, values);
+                    next = it.hasNext() ? it.next() : null;
+                } else {
+                    int row = basement.visibleRow(p, end, snapshotTs);
+                    if (row >= 0) {
+                        keys.add(basement.key(row));
+                        values.add(basement.value(row));
+                    }
+                }
+                p = end;
+            }
+            while (next != null) {
+                emit(next, keys, values);
+                next = it.hasNext() ? it.next() : null;
             }
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
             return new ScanBatch(keys, values, more ? upper : null);
