@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs the betree / RocksDB / LMDB benchmark suite through JMH and writes, under the output
+# directory: jmh.json (JMH results; each phase's figures are secondary metrics), jmh.log,
+# summary.tsv, series/*.csv, results.md and charts/*.png. See docs/benchmarks.md.
+#
+#   jmh-benchmarks/run.sh smoke            # seconds per engine; what CI runs (via mvn verify)
+#   jmh-benchmarks/run.sh full             # 10x+ the cache per engine, minutes per engine
+#
+# Options: --no-build (use target/benchmarks.jar as it is), --out DIR (default results/SCALE),
+#          --engines "betree rocksdb lmdb", --only REGEX (JMH benchmark filter, e.g. Insert|Read).
+# Environment: MEM_CAP (full: 448m; "none" to run uncapped), BENCH_OPTS (extra -D options for
+#          the benchmark JVMs, e.g. "-Dbench.insertRows=50000000 -Dbench.sync=true"),
+#          JAVA (java binary), MEMBOUND and DROPCACHE (paths of the shared tools).
+#
+# A full run caps every benchmark JVM (heap, off-heap and the page cache of its files) at
+# MEM_CAP with the membound tool, and drops the store's files from the page cache with the
+# dropcache tool before each cold read. Take full figures on a quiet machine.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+scale=${1:-}
+case "$scale" in
+  smoke|full) shift ;;
+  *) echo "usage: $0 smoke|full [--no-build] [--out DIR] [--engines LIST] [--only REGEX]" >&2; exit 2 ;;
+esac
+build=1
+out="$here/results/$scale"
+engines="betree rocksdb lmdb"
+only="InsertBenchmark|ReadBenchmark|FifoBenchmark|CompressionBenchmark"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) build=0 ;;
+    --out) out=$2; shift ;;
+    --engines) engines=$2; shift ;;
+    --only) only=$2; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+java=${JAVA:-java}
+if [ -n "${JAVA_HOME:-}" ] && [ -z "${JAVA:-}" ]; then java="$JAVA_HOME/bin/java"; fi
+shared="$root/../shared/tools"
+membound=${MEMBOUND:-$shared/membound}
+dropcache=${DROPCACHE:-$shared/dropcache}
+jar="$here/target/benchmarks.jar"
+
+if [ "$build" = 1 ]; then
+  (cd "$root" && mvn -B -ntp -q -pl jmh-benchmarks -am -DskipTests package)
+fi
+[ -f "$jar" ] || { echo "run.sh: $jar is missing; build without --no-build" >&2; exit 1; }
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+data="$here/results/tmp/$scale-data"
+rm -rf "$out/summary.tsv" "$out/series" "$out/charts" "$out/jmh.json" "$out/jmh.log" "$out/results.md" "$data"
+mkdir -p "$data"
+
+# JVM of every benchmark fork. The direct-memory limit leaves room for the cache plus Netty's
+# and the codecs' buffers; the --add-opens flags lmdbjava needs come from the @Fork annotations.
+if [ "$scale" = full ]; then
+  fork_jvm_args="-Xms160m -Xmx160m -XX:MaxDirectMemorySize=192m"
+  cap=${MEM_CAP:-448m}
+else
+  fork_jvm_args="-Xmx512m -XX:MaxDirectMemorySize=256m"
+  cap=${MEM_CAP:-none}
+fi
+jvm="$java"
+if [ "$cap" != none ]; then
+  [ -x "$membound" ] || { echo "run.sh: $membound not found; set MEMBOUND or MEM_CAP=none" >&2; exit 1; }
+  jvm="$data/capped-java"
+  printf '#!/bin/sh\nexec "%s" "%s" "%s" "$@"\n' "$membound" "$cap" "$(command -v "$java")" > "$jvm"
+  chmod +x "$jvm"
+fi
+drop_opt=""
+if [ -x "$dropcache" ]; then
+  drop_opt="-Dbench.dropcache=$dropcache"
+else
+  echo "run.sh: no dropcache tool at $dropcache: cold reads will find the OS page cache warm" >&2
+fi
+
+engine_list=$(echo "$engines" | tr ' ' ',')
+codec_list=""
+for e in $engines; do
+  case "$e" in
+    betree) codec_list="$codec_list,betree:lz4,betree:zstd,betree:xz" ;;
+    rocksdb) codec_list="$codec_list,rocksdb:lz4,rocksdb:zstd" ;;
+    lmdb) codec_list="$codec_list,lmdb:none" ;;
+    *) echo "unknown engine $e" >&2; exit 2 ;;
+  esac
+done
+codec_list=${codec_list#,}
+
+echo "run.sh: scale=$scale engines=[$engines] cap=$cap out=$out"
+start=$(date +%s)
+# -foe: a workload that returns a wrong answer (or crashes) fails the run.
+"$java" -Xmx128m -jar "$jar" "$only" -foe true -jvm "$jvm" -jvmArgs "$fork_jvm_args" \
+  -jvmArgsAppend "-Dbench.results=$out -Dbench.data=$data $drop_opt ${BENCH_OPTS:-}" \
+  -p scale="$scale" -p engine="$engine_list" -p engineCodec="$codec_list" \
+  -prof io.betree.bench.jmh.PhaseMetricsProfiler -rf json -rff "$out/jmh.json" 2>&1 | tee "$out/jmh.log"
+status=${PIPESTATUS[0]}
+[ "$status" = 0 ] || { echo "run.sh: JMH failed with status $status" >&2; exit "$status"; }
+
+"$java" -cp "$jar" io.betree.bench.report.Report "$out" "betree benchmarks ($scale scale)"
+
+# The run must have produced every engine's figures for every workload it ran.
+missing=0
+for w in insert:Insert lookup:Read scan:Read fifo:Fifo compression:Compression; do
+  case "$only" in *"${w#*:}"*) ;; *) continue ;; esac
+  for e in $engines; do
+    if ! awk -F'\t' -v e="$e" -v w="${w%%:*}" '$4 == e && $2 == w { f = 1 } END { exit !f }' "$out/summary.tsv"; then
+      echo "run.sh: no ${w%%:*} results for $e" >&2; missing=1
+    fi
+  done
+done
+for f in jmh.json results.md charts/insert-rate.png; do
+  [ -s "$out/$f" ] || { echo "run.sh: $out/$f is missing" >&2; missing=1; }
+done
+[ "$missing" = 0 ] || exit 1
+echo "run.sh: $scale run finished in $(( $(date +%s) - start )) s; report: $out/results.md"

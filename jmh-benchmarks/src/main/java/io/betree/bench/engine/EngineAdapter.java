@@ -1,0 +1,92 @@
+package io.betree.bench.engine;
+
+import io.betree.Codec;
+import java.nio.file.Path;
+
+/**
+ * The one interface every engine in the benchmark suite is driven through, so that each workload
+ * runs the same byte-for-byte operations against betree, RocksDB and LMDB.
+ *
+ * <p>Life cycle: {@link #open} (creates the store when absent), any number of {@link #table}
+ * lookups and operations, {@link #close}; {@link #open} may be called again after
+ * {@link #close}, which is how cold reads reopen a store with an empty cache. Not thread-safe: the
+ * workloads are single-threaded.
+ *
+ * <p>Writes made through the tables form a batch that {@link #commit()} ends. Where the engine has
+ * transactions the batch is one transaction (LMDB, a RocksDB {@code WriteBatch}); betree has none
+ * yet, so its batch is simply the puts and deletes issued since the last commit. Reads see
+ * committed data; workloads never read in the middle of a batch.
+ */
+public interface EngineAdapter extends AutoCloseable {
+
+    /** Short lower-case engine name used in parameters, file names and reports. */
+    String name();
+
+    /** Whether the engine can compress its blocks with {@code codec}. */
+    boolean supports(Codec codec);
+
+    /**
+     * Opens (creating when absent) the store in {@code dir}.
+     *
+     * @throws IllegalArgumentException if the codec is not {@link #supports supported}
+     * @throws IllegalStateException if already open
+     */
+    void open(Path dir, EngineSettings settings);
+
+    /** The named table (an index, column family or sub-database), created when absent. */
+    Table table(String name);
+
+    /** Ends the current batch of writes; with {@link EngineSettings#sync()} it is durable on return. */
+    void commit();
+
+    /** Commits, then makes everything written so far durable in the store's files. */
+    void flush();
+
+    /** Bytes of the store's files in its directory now (diagnostic text logs excluded). */
+    long diskBytes();
+
+    /** Flushes and releases everything; idempotent. */
+    @Override
+    void close();
+
+    /** One ordered key-value table; keys compare as unsigned byte strings in every engine. */
+    interface Table {
+        /** Stores {@code value} under {@code key} in the current batch. */
+        void put(byte[] key, byte[] value);
+
+        /** The committed value of {@code key}, or null. */
+        byte[] get(byte[] key);
+
+        /** Removes {@code key} in the current batch (a blind delete: absent keys are no error). */
+        void delete(byte[] key);
+
+        /**
+         * Visits up to {@code limit} entries with {@code from <= key < to} in key order; a null bound
+         * is open. Every engine hands fresh key and value arrays to the sink.
+         *
+         * @return the number of entries visited
+         */
+        long scan(byte[] from, byte[] to, long limit, ScanSink sink);
+    }
+
+    /** Receives the entries of a scan. */
+    @FunctionalInterface
+    interface ScanSink {
+        /** One entry. */
+        void accept(byte[] key, byte[] value);
+    }
+
+    /** The adapter of the engine called {@code name}: betree, rocksdb or lmdb. */
+    static EngineAdapter create(String name) {
+        switch (name) {
+            case BetreeAdapter.NAME:
+                return new BetreeAdapter();
+            case RocksDbAdapter.NAME:
+                return new RocksDbAdapter();
+            case LmdbAdapter.NAME:
+                return new LmdbAdapter();
+            default:
+                throw new IllegalArgumentException("unknown engine '" + name + "'; known: betree, rocksdb, lmdb");
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.betree.bench.workload;
+
+/**
+ * The size of a benchmark run. Three presets: {@code tiny} (the JUnit smoke test), {@code smoke}
+ * (run.sh smoke, seconds per engine) and {@code full} (a data set ten times or more the cache,
+ * minutes per engine). Any field can be overridden with a system property {@code bench.<field>},
+ * for example {@code -Dbench.insertRows=50000000}.
+ *
+ * @param name the preset's name
+ * @param budgetBytes each engine's memory budget: cache plus write buffers
+ * @param insertRows iiBench rows to insert
+ * @param insertMaxSeconds time cap of the iiBench insert; the rate is reported over the rows reached
+ * @param fifoQueueRows rows in the FIFO queue (inserted before the measured part)
+ * @param fifoChurnRows rows inserted (and as many deleted) in the measured part
+ * @param fifoMaxSeconds time cap of the measured FIFO part
+ * @param fifoHeadReads reads of the queue's head spread over the measured FIFO part
+ * @param lookups point lookups per lookup phase
+ * @param shortScans 100-row scans per phase
+ * @param mediumScans 10,000-row scans per phase
+ * @param compressBytes logical bytes of log rows loaded per codec
+ * @param compressMaxSeconds time cap of one compression load
+ */
+public record Scale(String name, long budgetBytes, long insertRows, long insertMaxSeconds, long fifoQueueRows,
+        long fifoChurnRows, long fifoMaxSeconds, long fifoHeadReads, long lookups, long shortScans, long mediumScans,
+        long compressBytes, long compressMaxSeconds) {
+
+    /** The preset {@code name} with any {@code bench.*} system property overrides applied. */
+    public static Scale named(String name) {
+        Scale s;
+        switch (name) {
+            case "tiny":
+                s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 2_000, 200, 5, 2L << 20, 60);
+                break;
+            case "smoke":
+                s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60);
+                break;
+            case "full":
+                s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 600, 200, 20_000, 2_000,
+                        50, 1L << 30, 600);
+                break;
+            default:
+                throw new IllegalArgumentException("unknown scale '" + name + "'; known: tiny, smoke, full");
+        }
+        return new Scale(name, get("budgetBytes", s.budgetBytes), get("insertRows", s.insertRows),
+                get("insertMaxSeconds", s.insertMaxSeconds), get("fifoQueueRows", s.fifoQueueRows),
+                get("fifoChurnRows", s.fifoChurnRows), get("fifoMaxSeconds", s.fifoMaxSeconds),
+                get("fifoHeadReads", s.fifoHeadReads), get("lookups", s.lookups), get("shortScans", s.shortScans),
+                get("mediumScans", s.mediumScans), get("compressBytes", s.compressBytes),
+                get("compressMaxSeconds", s.compressMaxSeconds));
+    }
+
+    private static long get(String field, long preset) {
+        String v = System.getProperty("bench." + field);
+        return v == null ? preset : Long.parseLong(v.replace("_", ""));
+    }
+}

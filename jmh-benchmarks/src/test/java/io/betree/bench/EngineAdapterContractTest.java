@@ -1,0 +1,119 @@
+package io.betree.bench;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.Codec;
+import io.betree.bench.engine.EngineAdapter;
+import io.betree.bench.engine.EngineAdapter.Table;
+import io.betree.bench.engine.EngineSettings;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Every adapter gives the same answers to the same operations, so the workloads compare like with like. */
+class EngineAdapterContractTest {
+    private static final EngineSettings SETTINGS = new EngineSettings(32L << 20, Codec.NONE, false);
+
+    @TempDir
+    Path dir;
+
+    private static byte[] b(int... v) {
+        byte[] out = new byte[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = (byte) v[i];
+        }
+        return out;
+    }
+
+    private static List<String> scan(Table t, byte[] from, byte[] to, long limit) {
+        List<String> out = new ArrayList<>();
+        long n = t.scan(from, to, limit, (k, v) -> out.add(hex(k) + "=" + hex(v)));
+        assertEquals(out.size(), n);
+        return out;
+    }
+
+    private static String hex(byte[] a) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : a) {
+            s.append(String.format("%02x", x & 0xff));
+        }
+        return s.toString();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb", "lmdb"})
+    void sameAnswersOnEveryEngine(String engine) {
+        EngineAdapter e = EngineAdapter.create(engine);
+        assertEquals(engine, e.name());
+        e.open(dir, SETTINGS);
+        Table a = e.table("a");
+        Table other = e.table("other");
+        a.put(b(0x10), b(1));
+        a.put(b(0x80), b(2));
+        a.put(b(0x7f), b(3));
+        a.put(b(0x10, 0x00), new byte[0]);
+        a.put(b(0x20), b(4));
+        other.put(b(0x10), b(9));
+        e.commit();
+        a.put(b(0x20), b(5));
+        a.delete(b(0x7f));
+        a.delete(b(0x55));
+        e.commit();
+        assertArrayEquals(b(1), a.get(b(0x10)));
+        assertArrayEquals(new byte[0], a.get(b(0x10, 0x00)));
+        assertArrayEquals(b(5), a.get(b(0x20)));
+        assertNull(a.get(b(0x7f)));
+        assertNull(a.get(b(0x11)));
+        assertArrayEquals(b(9), other.get(b(0x10)));
+        assertEquals(List.of("10=01", "1000=", "20=05", "80=02"), scan(a, null, null, Long.MAX_VALUE));
+        assertEquals(List.of("1000=", "20=05"), scan(a, b(0x10, 0x00), b(0x80), Long.MAX_VALUE));
+        assertEquals(List.of("20=05"), scan(a, b(0x11), null, 1));
+        assertEquals(List.of(), scan(a, b(0x81), null, 10));
+        e.flush();
+        assertTrue(e.diskBytes() > 0);
+        e.close();
+        e.close();
+        e.open(dir, SETTINGS);
+        Table again = e.table("a");
+        assertEquals(List.of("10=01", "1000=", "20=05", "80=02"), scan(again, null, null, Long.MAX_VALUE));
+        assertArrayEquals(b(9), e.table("other").get(b(0x10)));
+        assertThrows(IllegalStateException.class, () -> e.open(dir, SETTINGS));
+        e.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb", "lmdb"})
+    void manyRowsInBatches(String engine) {
+        EngineAdapter e = EngineAdapter.create(engine);
+        Codec codec = e.supports(Codec.LZ4) ? Codec.LZ4 : Codec.NONE;
+        e.open(dir, new EngineSettings(32L << 20, codec, false));
+        Table t = e.table("t");
+        for (int i = 0; i < 50_000; i++) {
+            t.put(java.nio.ByteBuffer.allocate(4).putInt(i).array(), ("value-" + i).getBytes());
+            if (i % 1000 == 999) {
+                e.commit();
+            }
+        }
+        e.commit();
+        for (int i = 0; i < 50_000; i += 2) {
+            t.delete(java.nio.ByteBuffer.allocate(4).putInt(i).array());
+        }
+        e.commit();
+        long[] n = new long[1];
+        t.scan(null, null, Long.MAX_VALUE, (k, v) -> {
+            int id = java.nio.ByteBuffer.wrap(k).getInt();
+            assertEquals(1, id % 2);
+            assertArrayEquals(("value-" + id).getBytes(), v);
+            n[0]++;
+        });
+        assertEquals(25_000, n[0]);
+        e.close();
+    }
+}
