@@ -2,10 +2,12 @@ package io.betree.bench.engine;
 
 import io.betree.Codec;
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
+import io.betree.Transaction;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,8 +15,9 @@ import java.util.Map;
 /**
  * betree through its public API: one {@link Environment} whose off-heap node cache is the whole
  * budget, one {@link Index} per table with the chosen codec and default shape (4 MiB nodes, 64 KiB
- * basements, fanout 16). betree has no transactions and no write-ahead log yet: a batch is just
- * its puts and deletes, and a durable commit ({@code sync}) is a full checkpoint.
+ * basements, fanout 16). A batch is one {@link Transaction}; its commit is logged and, with
+ * {@code sync}, synced ({@link Durability#SYNC}); without it the log is written but synced only at
+ * checkpoints ({@link Durability#NONE}), as RocksDB's unsynced WAL.
  */
 public final class BetreeAdapter implements EngineAdapter {
     /** Engine name. */
@@ -24,6 +27,7 @@ public final class BetreeAdapter implements EngineAdapter {
     private EngineSettings settings;
     private Path dir;
     private final Map<String, Table> tables = new HashMap<>();
+    private Transaction txn;
 
     @Override
     public String name() {
@@ -42,24 +46,34 @@ public final class BetreeAdapter implements EngineAdapter {
         }
         this.dir = dir;
         this.settings = settings;
-        this.env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(settings.budgetBytes()));
+        this.env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(settings.budgetBytes())
+                .durability(settings.sync() ? Durability.SYNC : Durability.NONE));
     }
 
     @Override
     public Table table(String name) {
         return tables.computeIfAbsent(name,
-                n -> new BetreeTable(env.openIndex(n, IndexOptions.defaults().codec(settings.codec()))));
+                n -> new BetreeTable(env.openIndex(n, IndexOptions.defaults().codec(settings.codec())), this));
     }
 
     @Override
     public void commit() {
-        if (settings.sync()) {
-            env.checkpoint();
+        if (txn != null) {
+            txn.commit();
+            txn = null;
         }
+    }
+
+    private Transaction txn() {
+        if (txn == null) {
+            txn = env.begin();
+        }
+        return txn;
     }
 
     @Override
     public void flush() {
+        commit();
         env.checkpoint();
     }
 
@@ -71,6 +85,7 @@ public final class BetreeAdapter implements EngineAdapter {
     @Override
     public void close() {
         if (env != null) {
+            commit();
             tables.clear();
             env.close();
             env = null;
@@ -79,14 +94,16 @@ public final class BetreeAdapter implements EngineAdapter {
 
     private static final class BetreeTable implements Table {
         private final Index index;
+        private final BetreeAdapter adapter;
 
-        BetreeTable(Index index) {
+        BetreeTable(Index index, BetreeAdapter adapter) {
             this.index = index;
+            this.adapter = adapter;
         }
 
         @Override
         public void put(byte[] key, byte[] value) {
-            index.put(key, value);
+            index.put(adapter.txn(), key, value);
         }
 
         @Override
@@ -96,7 +113,7 @@ public final class BetreeAdapter implements EngineAdapter {
 
         @Override
         public void delete(byte[] key) {
-            index.delete(key);
+            index.delete(adapter.txn(), key);
         }
 
         @Override

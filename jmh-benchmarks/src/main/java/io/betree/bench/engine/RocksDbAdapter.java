@@ -33,8 +33,8 @@ import org.rocksdb.WriteOptions;
  * index and filter blocks cached in it, so cache plus write buffers never exceed the budget. One
  * column family per table, leveled compaction, 10-bit Bloom filters, the chosen codec at its
  * default level on every level, two background jobs (the machine's two cores). A batch is one
- * {@link WriteBatch}. Durability matches betree's: without {@code sync} the write-ahead log is off
- * and data is durable at {@link #flush()}; with {@code sync} every commit goes to a synced WAL.
+ * {@link WriteBatch}. Durability matches betree's: every batch goes to the write-ahead log; with
+ * {@code sync} each commit syncs it, without it the log is left to the operating system.
  */
 public final class RocksDbAdapter implements EngineAdapter {
     /** Engine name. */
@@ -103,11 +103,8 @@ public final class RocksDbAdapter implements EngineAdapter {
         cfOptions = new ColumnFamilyOptions().setTableFormatConfig(table).setCompressionType(type)
                 .setBottommostCompressionType(type).setWriteBufferSize(budget / 8).setMaxWriteBufferNumber(2);
         writeOptions = new WriteOptions();
-        if (settings.sync()) {
-            writeOptions.setSync(true);
-        } else {
-            writeOptions.setDisableWAL(true);
-        }
+        // Like betree: every batch is logged; with sync the log is synced at each commit.
+        writeOptions.setSync(settings.sync());
         readOptions = new ReadOptions();
         batch = new WriteBatch();
         try {
