@@ -77,7 +77,7 @@ public final class TxnReport {
      */
     private static void checkpointLatency(int seconds) throws Exception {
         Path dir = fresh("checkpoint");
-        EnvironmentOptions options = EnvironmentOptions.defaults().cacheBytes(128L << 20).durability(Durability.ASYNC)
+        EnvironmentOptions options = EnvironmentOptions.defaults().cacheBytes(Long.getLong("cache", 128L << 20)).durability(Durability.valueOf(System.getProperty("dur", "ASYNC")))
                 .checkpointInterval(Duration.ofSeconds(Long.getLong("ckpt", 5)));
         int[] latencies = new int[20_000_000]; // nanoseconds, capped at 2.1 s
         int n = 0;

@@ -59,7 +59,7 @@ final class AccountsWorkload {
     }
 
     static Indexes open(Environment env) {
-        return new Indexes(env.openIndex(ACCOUNTS, shape()), env.openIndex(BY_OWNER, shape()), env.openIndex(META));
+        return new Indexes(env.openIndex(ACCOUNTS, shape()), env.openIndex(BY_OWNER, shape()), env.openIndex(META, shape()));
     }
 
     // ------------------------------------------------------------------ encodings
