@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -131,6 +132,8 @@ class FaultInjectionTest {
         final AccountsWorkload w;
         final AccountsWorkload.Model empty;
         final FaultInjectingStorageEnv fi = new FaultInjectingStorageEnv();
+        /** What the environment uses: {@link #fi}, fenced off at the crash (see {@link FencedStorageEnv}). */
+        final FencedStorageEnv fenced = new FencedStorageEnv(fi);
         Environment env;
         AccountsWorkload.Indexes ix;
         /** Commits the live environment holds. */
@@ -144,6 +147,8 @@ class FaultInjectionTest {
         /** False once the live state is unknown (a read failed), so no more commits are attempted. */
         volatile boolean liveKnown = true;
         final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Exceptions of the wrong type, reported after the round (so that recovery is checked too). */
+        final List<AssertionError> violations = java.util.Collections.synchronizedList(new ArrayList<>());
 
         Session(Path dir, Durability durability, long seed, boolean bigRows) {
             this.dir = dir;
@@ -154,7 +159,7 @@ class FaultInjectionTest {
         }
 
         void open(Duration checkpointInterval) {
-            EnvironmentOptions options = AccountsWorkload.options().durability(durability).storage(fi)
+            EnvironmentOptions options = AccountsWorkload.options().durability(durability).storage(fenced)
                     .checkpointInterval(checkpointInterval).syncInterval(Duration.ofMillis(10));
             env = Environment.open(dir, options);
             ix = AccountsWorkload.open(env);
@@ -191,11 +196,35 @@ class FaultInjectionTest {
             return true;
         }
 
+        /**
+         * A failure must be a {@link BetreeException} (not a write conflict: one thread commits); any
+         * other type is recorded as a violation, reported when the round has finished.
+         */
         void checkFailure(String what, Throwable t) {
-            if (!(t instanceof BetreeException) || t instanceof WriteConflictException) {
-                throw new AssertionError(what + " failed with " + t + " instead of a BetreeException", t);
+            if (t instanceof Error && !(t instanceof AssertionError)) {
+                throw (Error) t;
             }
-            events.add(what + " failed: " + t.getMessage());
+            if (t instanceof AssertionError) {
+                throw (AssertionError) t;
+            }
+            if (!(t instanceof BetreeException) || t instanceof WriteConflictException) {
+                violations.add(new AssertionError(what + " threw " + t + " instead of a BetreeException", t));
+            }
+            event(what + " failed: " + t);
+        }
+
+        /** Records an event once (without directory names, and shortened) for the round's summary. */
+        void event(String e) {
+            String shortened = e.replace(dir.toString(), "<dir>");
+            if (shortened.length() > 240) {
+                shortened = shortened.substring(0, 240) + "...";
+            }
+            String stem = shortened.replaceAll("\\d+", "#");
+            synchronized (events) {
+                if (events.stream().noneMatch(x -> x.replaceAll("\\d+", "#").equals(stem)) && events.size() < 6) {
+                    events.add(shortened);
+                }
+            }
         }
 
         /** After commit {@code seq} failed: the live state is the one before it or, at most, after it. */
@@ -205,11 +234,11 @@ class FaultInjectionTest {
                 s = w.read(env, ix);
             } catch (BetreeException e) {
                 liveKnown = false;
-                events.add("reading after the failure failed too: " + e);
+                event("reading after the failure failed too: " + e);
                 return;
             }
             if (s.last == seq) {
-                events.add("commit " + seq + " threw but is visible to new transactions");
+                event("commit " + seq + " threw but is visible to new transactions");
             } else if (s.last != seq - 1) {
                 throw new AssertionError("after commit " + seq + " failed the live data ends at commit " + s.last);
             }
@@ -224,20 +253,45 @@ class FaultInjectionTest {
 
         /** Power cut, then close the dead environment (must not hang; may throw). */
         void crash(boolean random) throws Exception {
-            if (random) {
-                fi.crash(rnd);
-            } else {
-                fi.crash();
-            }
+            crashFiles(random);
+            closeDead();
+        }
+
+        /** The power cut: the crashed environment can no longer touch the files, which lose what was unsynced. */
+        void crashFiles(boolean random) throws Exception {
+            fenced.fenceAndThen(() -> {
+                if (random) {
+                    fi.crash(rnd);
+                } else {
+                    fi.crash();
+                }
+            });
+        }
+
+        /** Closes the environment whose files died in a crash: may throw a BetreeException, nothing else. */
+        void closeDead() {
             try {
                 env.close();
-                events.add("close after the crash returned normally");
+                event("close after the crash returned normally");
             } catch (BetreeException | IllegalStateException e) {
                 // Expected: the files died under it.
             } catch (Throwable t) {
-                throw new AssertionError("close after a crash threw " + t, t);
+                if (t instanceof Error) {
+                    throw (Error) t;
+                }
+                violations.add(new AssertionError("close after a crash threw " + t + " instead of a BetreeException", t));
             }
             env = null;
+        }
+
+        /** Fails with the first violation recorded in the round. */
+        void reportViolations() {
+            if (!violations.isEmpty()) {
+                AssertionError first = violations.get(0);
+                AssertionError e = new AssertionError(violations.size() + " exception(s) of the wrong type; first: "
+                        + first.getMessage(), first.getCause());
+                throw e;
+            }
         }
 
         /**
@@ -261,13 +315,14 @@ class FaultInjectionTest {
             }
             // And once more after a crash that loses nothing synced: recovery of a recovered log.
             FaultInjectingStorageEnv again = new FaultInjectingStorageEnv();
-            Environment e = Environment.open(dir, clean.storage(again));
+            FencedStorageEnv againFenced = new FencedStorageEnv(again);
+            Environment e = Environment.open(dir, clean.storage(againFenced));
             AccountsWorkload.Indexes x = AccountsWorkload.open(e);
             for (long seq = m.commits + 11; seq <= m.commits + 20; seq++) {
                 w.commit(e, x, seq);
             }
             try {
-                again.crash();
+                againFenced.fenceAndThen(again::crash);
             } catch (java.io.IOException ex) {
                 throw new AssertionError(ex);
             }
@@ -325,6 +380,7 @@ class FaultInjectionTest {
         boolean checkpointed = rnd.nextBoolean() && s.liveKnown && s.tryCheckpoint();
         s.crash(rnd.nextBoolean());
         AccountsWorkload.Model m = s.reopenAndVerify("seed " + seed);
+        s.reportViolations();
         return String.format(Locale.ROOT,
                 "fault after commit %d; %d later commits acknowledged; %s; recovered to commit %d of [%d, %d]; %s",
                 ackedAtFault, later, checkpointed ? "checkpointed after the fault" : "no checkpoint after the fault",
@@ -382,9 +438,12 @@ class FaultInjectionTest {
             throw new AssertionError("checkpoint failed before the crash: " + s.events);
         }
         AtomicReference<Throwable> committerFailure = new AtomicReference<>();
+        // The crashed environment's threads live on (a real power cut would have killed them); the
+        // fence keeps them off the files, and the committer stops once the crash began.
+        java.util.concurrent.atomic.AtomicBoolean crashing = new java.util.concurrent.atomic.AtomicBoolean();
         Thread committer = new Thread(() -> {
             try {
-                while (s.liveKnown && s.tryCommit()) {
+                while (!crashing.get() && s.liveKnown && s.tryCommit()) {
                     // Until the crash kills the files.
                 }
             } catch (Throwable t) {
@@ -394,24 +453,28 @@ class FaultInjectionTest {
         committer.start();
         Thread.sleep(20 + rnd.nextInt(400));
         boolean random = rnd.nextInt(4) != 0;
-        if (random) {
-            s.fi.crash(rnd);
-        } else {
-            s.fi.crash();
-        }
+        crashing.set(true);
+        s.crashFiles(random);
         committer.join(30_000);
         if (committer.isAlive()) {
-            throw new AssertionError("the committer hangs after the crash");
+            throw new AssertionError("the committer hangs after the crash (" + (random ? "random" : "clean")
+                    + " crash after " + s.acked + " acknowledged commits)\n" + threadDump());
         }
         if (committerFailure.get() != null) {
             throw new AssertionError("committer: " + committerFailure.get(), committerFailure.get());
         }
+        String afterCrash = listing(dir);
+        s.closeDead();
+        String afterClose = listing(dir);
+        AccountsWorkload.Model m;
         try {
-            s.env.close();
-        } catch (BetreeException | IllegalStateException expected) {
-            // The files died under it.
+            m = s.reopenAndVerify("seed " + seed);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError(e.getMessage() + "\nfiles after the crash: " + afterCrash
+                    + "\nfiles after closing the crashed environment: " + afterClose + "\nevents: " + s.events
+                    + "\nevidence kept in " + keepEvidence(dir), e);
         }
-        AccountsWorkload.Model m = s.reopenAndVerify("seed " + seed);
+        s.reportViolations();
         return String.format(Locale.ROOT, "%s crash after %d acknowledged commits; recovered to commit %d (floor %d)",
                 random ? "random" : "clean", s.acked, m.commits, durability == Durability.SYNC ? s.acked : s.floor);
     }
@@ -520,7 +583,7 @@ class FaultInjectionTest {
         stop.set(true);
         committer.join(30_000);
         if (committer.isAlive()) {
-            throw new AssertionError("the committer hangs");
+            throw new AssertionError("the committer hangs\n" + threadDump());
         }
         if (committerFailure.get() != null) {
             throw new AssertionError("committer: " + committerFailure.get(), committerFailure.get());
@@ -533,10 +596,9 @@ class FaultInjectionTest {
         if (diff != null) {
             throw new AssertionError("after the failed checkpoint the live data differs: " + diff);
         }
-        boolean checkpointAgain = rnd.nextBoolean();
-        if (checkpointAgain && !s.tryCheckpoint()) {
-            throw new AssertionError("a checkpoint after the fault was cleared failed: " + s.events);
-        }
+        // A checkpoint after the fault was cleared may succeed or, if the failure left the data file's
+        // state unknown (a failed sync), fail until the environment is reopened.
+        boolean checkpointAgain = rnd.nextBoolean() && s.tryCheckpoint();
         int more = rnd.nextInt(20);
         for (int i = 0; i < more; i++) {
             if (!s.tryCommit()) {
@@ -545,10 +607,132 @@ class FaultInjectionTest {
         }
         s.crash(rnd.nextBoolean());
         AccountsWorkload.Model m = s.reopenAndVerify("seed " + seed);
+        s.reportViolations();
         if (m.commits != s.acked) {
             throw new AssertionError("recovered to commit " + m.commits + " but " + s.acked + " were acknowledged");
         }
         return String.format(Locale.ROOT, "checkpoint failed after %d tries; %s; recovered all %d commits; %s", tries,
-                checkpointAgain ? "a later checkpoint succeeded" : "no later checkpoint", m.commits, s.events);
+                checkpointAgain ? "a later checkpoint succeeded" : "no later checkpoint (or it failed)", m.commits,
+                s.events);
+    }
+
+    // ------------------------------------------------------------------ focused contract checks
+
+    private static EnvironmentOptions faulty(FaultInjectingStorageEnv fi) {
+        return AccountsWorkload.options().storage(fi).checkpointInterval(Duration.ZERO);
+    }
+
+    /**
+     * {@link io.betree.Transaction#commit()} documents "@throws BetreeException if logging fails; the
+     * transaction is aborted". When the log fsync of a SYNC commit fails, the commit must therefore
+     * not be visible afterwards (nor made durable by a later checkpoint).
+     */
+    @Test
+    void aCommitWhoseLogSyncFailedIsNotVisibleAfterwards() throws Exception {
+        FaultInjectingStorageEnv fi = new FaultInjectingStorageEnv();
+        byte[] k = {1};
+        try (Environment env = Environment.open(work.resolve("sync-visible"), faulty(fi))) {
+            io.betree.Index idx = env.openIndex("t", AccountsWorkload.shape());
+            idx.put(k, new byte[] {1});
+            fi.onlyFiles(LOG_FILES);
+            fi.failSync(1);
+            try (io.betree.Transaction txn = env.begin()) {
+                idx.put(txn, k, new byte[] {2});
+                org.junit.jupiter.api.Assertions.assertThrows(BetreeException.class, txn::commit);
+            }
+            fi.clearFaults();
+            byte[] seen = idx.get(k);
+            try (io.betree.Transaction txn = env.begin()) {
+                org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {1}, idx.get(txn, k),
+                        "a transaction whose commit threw (\"the transaction is aborted\") is visible to a new "
+                                + "transaction");
+            }
+            org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {1}, seen,
+                    "a transaction whose commit threw is visible to a read outside transactions");
+        }
+    }
+
+    /**
+     * After a checkpoint failed to sync the data file, the data file refuses checkpoints until the
+     * environment is reopened; later {@code checkpoint()} and {@code close()} calls must still report
+     * that as a {@link BetreeException} (the documented {@code BetreeIOException}), not as a
+     * {@link java.io.UncheckedIOException}.
+     */
+    @Test
+    void checkpointAndCloseAfterAFailedDataFileSyncThrowBetreeExceptions() throws Exception {
+        FaultInjectingStorageEnv fi = new FaultInjectingStorageEnv();
+        Path d = work.resolve("refusing-data-file");
+        Environment env = Environment.open(d, faulty(fi));
+        io.betree.Index idx = env.openIndex("t", AccountsWorkload.shape());
+        idx.put(new byte[] {1}, new byte[] {1});
+        fi.onlyFiles(DATA_FILE);
+        fi.failSync(1);
+        org.junit.jupiter.api.Assertions.assertThrows(BetreeException.class, env::checkpoint, "the failing checkpoint");
+        fi.clearFaults();
+        idx.put(new byte[] {2}, new byte[] {2});
+        Throwable again = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class, env::checkpoint,
+                "the data file refuses checkpoints until reopened");
+        Throwable atClose = null;
+        try {
+            env.close();
+        } catch (Throwable t) {
+            atClose = t;
+        }
+        try (Environment reopened = Environment.open(d, AccountsWorkload.options())) {
+            io.betree.Index t = reopened.openIndex("t", AccountsWorkload.shape());
+            org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {2}, t.get(new byte[] {2}),
+                    "the commit after the failed checkpoint is recovered from the log");
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(again instanceof BetreeException,
+                "checkpoint() after a failed data-file sync threw " + again);
+        org.junit.jupiter.api.Assertions.assertTrue(atClose == null || atClose instanceof BetreeException,
+                "close() after a failed data-file sync threw " + atClose);
+    }
+
+    /** Stacks of the committer and the engine's threads, for a hang's diagnosis. */
+    static String threadDump() {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            String name = e.getKey().getName();
+            if (!name.startsWith("committer") && !name.startsWith("betree")) {
+                continue;
+            }
+            sb.append('"').append(name).append("\" ").append(e.getKey().getState()).append('\n');
+            for (StackTraceElement f : e.getValue()) {
+                sb.append("    at ").append(f).append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+    /** The files of {@code dir} with their sizes. */
+    static String listing(Path dir) {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+            return files.sorted().map(p -> {
+                try {
+                    return p.getFileName() + "=" + java.nio.file.Files.size(p);
+                } catch (java.io.IOException e) {
+                    return p.getFileName() + "=?";
+                }
+            }).collect(java.util.stream.Collectors.joining(", "));
+        } catch (java.io.IOException e) {
+            return "(unlisted: " + e + ")";
+        }
+    }
+
+    /** Copies a failed round's directory to {@code target/fault-evidence} (the temp dir is deleted). */
+    static Path keepEvidence(Path dir) {
+        Path to = Path.of("target", "fault-evidence", dir.getFileName() + "-" + System.nanoTime()).toAbsolutePath();
+        try {
+            java.nio.file.Files.createDirectories(to);
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+                for (Path p : (Iterable<Path>) files::iterator) {
+                    java.nio.file.Files.copy(p, to.resolve(p.getFileName()));
+                }
+            }
+        } catch (java.io.IOException e) {
+            return Path.of("(not kept: " + e + ")");
+        }
+        return to;
     }
 }
