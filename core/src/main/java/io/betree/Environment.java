@@ -352,12 +352,14 @@ public final class Environment implements AutoCloseable {
     }
 
     private Catalog.Contents beginCheckpoint() {
-        List<Index> all;
-        synchronized (indexes) {
-            all = new ArrayList<>(indexes.values());
-        }
         txns.commitLock().lock();
         try {
+            // Under the commit lock: an index created later logs its creation after the
+            // checkpoint's log position, so recovery finds it.
+            List<Index> all;
+            synchronized (indexes) {
+                all = new ArrayList<>(indexes.values());
+            }
             for (Index i : all) {
                 i.tree().lock().writeLock().lock();
             }
