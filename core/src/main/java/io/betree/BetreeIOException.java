@@ -4,7 +4,9 @@ import java.io.IOException;
 
 /**
  * An I/O operation on the environment's files failed (disk full, permission denied, device error).
- * The operation that threw did not take effect; data made durable before it is unaffected.
+ * Data made durable before it is unaffected. A commit whose log sync failed may or may not
+ * survive (see {@link Transaction#commit()}); after such a failure the environment refuses
+ * further work until it is closed and reopened, which recovers a consistent committed state.
  */
 public class BetreeIOException extends BetreeException {
     private static final long serialVersionUID = 1L;

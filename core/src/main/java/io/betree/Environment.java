@@ -63,6 +63,8 @@ public final class Environment implements AutoCloseable {
     private int nextIndexId;
     private ScheduledExecutorService background;
     private volatile boolean closed;
+    /** Set by a failed log sync or checkpoint: the environment then refuses work until reopened. */
+    private volatile BetreeException failure;
 
     private Environment(Path directory, EnvironmentOptions options, Closeable fileLock, BlockFile file, DurableLog log,
             Catalog.Contents catalog) {
@@ -321,7 +323,9 @@ public final class Environment implements AutoCloseable {
      * the log before this point, and deletes log segments no longer needed.
      *
      * @throws IllegalStateException if the environment is closed
-     * @throws BetreeIOException if writing fails; the previous checkpoint stays intact
+     * @throws BetreeIOException if writing fails; the previous checkpoint stays intact, and the
+     *     environment refuses further work until it is closed and reopened (which recovers
+     *     everything committed from the log)
      */
     public void checkpoint() {
         checkOpen();
@@ -336,19 +340,38 @@ public final class Environment implements AutoCloseable {
      */
     private void writeCheckpoint() {
         synchronized (checkpointMutex) {
-            Catalog.Contents catalog = beginCheckpoint();
             try {
-                cache.writeCheckpointImages();
-                file.finishCheckpoint(Catalog.write(catalog));
-            } catch (IOException e) {
-                abortCheckpoint();
-                throw new BetreeIOException("checkpoint of " + directory, e);
-            } catch (RuntimeException | Error e) {
-                abortCheckpoint();
-                throw e;
+                Catalog.Contents catalog = beginCheckpoint();
+                try {
+                    cache.writeCheckpointImages();
+                    file.finishCheckpoint(Catalog.write(catalog));
+                } catch (IOException e) {
+                    abortCheckpoint();
+                    throw new BetreeIOException("checkpoint of " + directory, e);
+                } catch (RuntimeException | Error e) {
+                    abortCheckpoint();
+                    throw e;
+                }
+                log.deleteBefore(catalog.checkpointLsn());
+            } catch (BetreeException e) {
+                throw fail(e);
+            } catch (java.io.UncheckedIOException e) {
+                throw fail(new BetreeIOException("checkpoint of " + directory, e.getCause()));
             }
-            log.deleteBefore(catalog.checkpointLsn());
         }
+    }
+
+    /**
+     * Records the first storage failure; from then on the environment refuses work. After a failed
+     * log sync the outcome of the commits it covered is unknown (a commit may or may not survive),
+     * and after a failed checkpoint the data file may refuse writes: in both cases only reopening,
+     * which recovers from the last checkpoint and the log, gives a state that is known to be safe.
+     */
+    private BetreeException fail(BetreeException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        return e;
     }
 
     private Catalog.Contents beginCheckpoint() {
@@ -397,10 +420,7 @@ public final class Environment implements AutoCloseable {
     // ---- called by Index and Transaction ----
 
     void writeSingle(Index index, byte type, byte[] key, byte[] value) {
-        long position = txns.commit(-1, List.of(new WriteOp(index.id(), index.tree(), type, key, value)));
-        if (options.durability() == Durability.SYNC) {
-            txns.syncTo(position);
-        }
+        commit(-1, List.of(new WriteOp(index.id(), index.tree(), type, key, value)));
     }
 
     void commit(long snapshotTs, List<WriteOp> ops) {
@@ -408,9 +428,15 @@ public final class Environment implements AutoCloseable {
         if (ops.isEmpty()) {
             return;
         }
-        long position = txns.commit(snapshotTs, ops);
-        if (options.durability() == Durability.SYNC) {
-            txns.syncTo(position);
+        try {
+            long position = txns.commit(snapshotTs, ops);
+            if (options.durability() == Durability.SYNC) {
+                txns.syncTo(position);
+            }
+        } catch (WriteConflictException e) {
+            throw e;
+        } catch (BetreeException e) {
+            throw fail(e);
         }
     }
 
@@ -445,13 +471,19 @@ public final class Environment implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("environment " + directory + " is closed");
         }
+        BetreeException f = failure;
+        if (f != null) {
+            throw new BetreeException("environment " + directory + " failed earlier (" + f.getMessage()
+                    + "); close and reopen it to recover", f);
+        }
     }
 
     /**
      * Checkpoints, then releases the cache, the files and the directory lock. Idempotent. Calls in
      * progress on other threads finish first; later calls on any index, transaction or cursor
      * throw {@link IllegalStateException}. If the final checkpoint fails, resources are still
-     * released and the error is thrown; the next open recovers from the log.
+     * released and the error is thrown; the next open recovers from the log. After an earlier
+     * storage failure close skips the checkpoint and only releases resources.
      */
     @Override
     public void close() {
@@ -463,10 +495,12 @@ public final class Environment implements AutoCloseable {
                 background.shutdownNow();
             }
             RuntimeException failure = null;
-            try {
-                writeCheckpoint();
-            } catch (RuntimeException e) {
-                failure = e;
+            if (this.failure == null) {
+                try {
+                    writeCheckpoint();
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
             }
             closed = true;
             synchronized (indexes) {

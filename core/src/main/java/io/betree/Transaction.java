@@ -56,7 +56,9 @@ public final class Transaction implements AutoCloseable {
      * @throws WriteConflictException if another transaction committed one of the same keys after
      *     this one began; the transaction is aborted
      * @throws IllegalStateException if the transaction is no longer active
-     * @throws BetreeException if logging fails; the transaction is aborted
+     * @throws BetreeIOException if the log cannot be written (the commit did not happen) or synced
+     *     (its outcome is unknown: after reopening it is either wholly present or wholly absent);
+     *     either way the environment refuses further work until it is reopened
      */
     public void commit() {
         checkActive();

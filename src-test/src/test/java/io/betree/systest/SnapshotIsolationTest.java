@@ -15,6 +15,7 @@ import io.betree.Index;
 import io.betree.IndexOptions;
 import io.betree.Transaction;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,7 +27,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -143,7 +146,7 @@ class SnapshotIsolationTest {
                 int writes = 3_000 + rnd.nextInt(3_000);
                 Transaction batch = null;
                 NavigableMap<byte[], byte[]> pending = newMap();
-                java.util.Set<byte[]> writtenOutside = new java.util.TreeSet<>(Arrays::compareUnsigned);
+                Set<byte[]> writtenOutside = new TreeSet<>(Arrays::compareUnsigned);
                 for (int w = 0; w < writes; w++) {
                     int i = rnd.nextInt(keySpace);
                     byte[] k = key(i);
@@ -262,7 +265,7 @@ class SnapshotIsolationTest {
                 try {
                     return Files.size(p);
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             }).sum();
         }

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -164,7 +165,7 @@ class TransferConcurrencyTest {
     }
 
     private void runTransfers(long seed) throws Exception {
-        Set<Long> committed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<Long> committed = ConcurrentHashMap.newKeySet();
         AtomicLong conflicts = new AtomicLong();
         AtomicLong aborted = new AtomicLong();
         AtomicLong snapshots = new AtomicLong();
