@@ -60,7 +60,7 @@ mkdir -p "$data"
 # JVM of every benchmark fork. The direct-memory limit leaves room for the cache plus Netty's
 # and the codecs' buffers; the --add-opens flags lmdbjava needs come from the @Fork annotations.
 if [ "$scale" = full ]; then
-  fork_jvm_args="-Xms160m -Xmx160m -XX:MaxDirectMemorySize=192m"
+  fork_jvm_args="-Xms160m -Xmx160m -XX:MaxDirectMemorySize=320m"
   cap=${MEM_CAP:-448m}
 else
   fork_jvm_args="-Xmx512m -XX:MaxDirectMemorySize=256m"

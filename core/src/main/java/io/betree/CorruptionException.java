@@ -29,6 +29,13 @@ public class CorruptionException extends BetreeException {
         this.blockNumber = -1;
     }
 
+    /** Damage in block {@code blockNumber} of {@code file} found in its contents, not at an offset. */
+    public CorruptionException(Path file, long blockNumber, String detail, Throwable cause) {
+        super("corrupted " + file + ", block " + blockNumber + ": " + detail, cause);
+        this.file = file;
+        this.blockNumber = blockNumber;
+    }
+
     /** Damage in {@code file} detected through a lower-level error. */
     public CorruptionException(Path file, long blockNumber, long offset, String detail, Throwable cause) {
         super("corrupted " + file + ", block " + blockNumber + " at offset " + offset + ": " + detail, cause);

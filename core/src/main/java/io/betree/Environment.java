@@ -46,8 +46,12 @@ import java.util.concurrent.TimeUnit;
 public final class Environment implements AutoCloseable {
     static final String DATA_FILE = "betree.data";
     static final String LOCK_FILE = "betree.lock";
-    /** Direct memory kept free beside the cache for compression and I/O buffers. */
-    private static final long DIRECT_MEMORY_HEADROOM = 32L << 20;
+    /**
+     * Direct memory kept free beside the cache: compression and I/O buffers, nodes pinned past the
+     * budget, and the pool's fragmentation (a 256 MiB cache was measured holding up to 416 MB of
+     * pooled memory under random inserts, see docs/design.md).
+     */
+    private static final long DIRECT_MEMORY_HEADROOM = 64L << 20;
 
     private final Path directory;
     private final EnvironmentOptions options;
@@ -210,13 +214,18 @@ public final class Environment implements AutoCloseable {
             return;
         }
         long limit = NodeMemory.maxDirectMemory();
-        if (cacheBytes + DIRECT_MEMORY_HEADROOM > limit) {
+        long needed = directMemoryNeeded(cacheBytes);
+        if (needed > limit) {
             throw new IllegalArgumentException("cacheBytes of " + (cacheBytes >> 20) + " MiB needs "
-                    + ((cacheBytes + DIRECT_MEMORY_HEADROOM) >> 20) + " MiB of direct memory but the JVM allows "
-                    + (limit >> 20) + " MiB; start the JVM with -XX:MaxDirectMemorySize="
-                    + ((cacheBytes + DIRECT_MEMORY_HEADROOM + (1 << 20) - 1) >> 20)
+                    + (needed >> 20) + " MiB of direct memory but the JVM allows " + (limit >> 20)
+                    + " MiB; start the JVM with -XX:MaxDirectMemorySize=" + ((needed + (1 << 20) - 1) >> 20)
                     + "m (on JDK 24+ -Dio.netty.maxDirectMemory=0 also works) or choose a smaller cache");
         }
+    }
+
+    /** Direct memory a cache of {@code cacheBytes} may take: 7/4 of it plus a fixed headroom. */
+    static long directMemoryNeeded(long cacheBytes) {
+        return cacheBytes / 4 * 7 + DIRECT_MEMORY_HEADROOM;
     }
 
     private static void closeQuietly(Closeable c) {
@@ -494,11 +503,11 @@ public final class Environment implements AutoCloseable {
             if (background != null) {
                 background.shutdownNow();
             }
-            RuntimeException failure = null;
+            Throwable failure = null;
             if (this.failure == null) {
                 try {
                     writeCheckpoint();
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
                     failure = e;
                 }
             }
@@ -510,13 +519,17 @@ public final class Environment implements AutoCloseable {
             }
             cache.releaseAll();
             failure = closeAll(failure);
+            if (failure instanceof Error) {
+                throw (Error) failure;
+            }
             if (failure != null) {
-                throw failure;
+                throw (RuntimeException) failure;
             }
         }
     }
 
-    private RuntimeException closeAll(RuntimeException failure) {
+    /** Closes the log, the data file and the lock whatever fails; returns the first failure. */
+    private Throwable closeAll(Throwable failure) {
         Closeable[] resources = {log, file, fileLock};
         for (Closeable c : resources) {
             try {

@@ -33,11 +33,15 @@ public final class EnvironmentOptions {
     }
 
     /**
-     * The defaults: a 128 MiB cache, {@link Durability#SYNC}, a checkpoint every 60 seconds,
-     * 64 MiB log segments, the platform's file system.
+     * The defaults: a 128 MiB cache (smaller when the JVM's direct-memory limit could not hold
+     * it, but at least {@link #MIN_CACHE_BYTES}), {@link Durability#SYNC}, a checkpoint every 60
+     * seconds, 64 MiB log segments, the platform's file system.
      */
     public static EnvironmentOptions defaults() {
-        return new EnvironmentOptions(DEFAULT_CACHE_BYTES, StorageEnv.defaultEnv(), Durability.SYNC,
+        long fits = (io.betree.internal.memory.NodeMemory.maxDirectMemory() - (64L << 20)) / 7 * 4;
+        long cache = io.betree.internal.memory.NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
+                : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
+        return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
                 Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20);
     }
 

@@ -98,6 +98,10 @@ public final class NodeCache {
         } catch (IOException e) {
             memory.release(holder[0]);
             throw new BetreeIOException("reading block " + blockNumber + " of " + file.path(), e);
+        } catch (IllegalArgumentException e) {
+            memory.release(holder[0]);
+            throw new io.betree.CorruptionException(file.path(), blockNumber,
+                    "a stored pointer names a block that does not exist (" + e.getMessage() + ")", e);
         } catch (RuntimeException e) {
             memory.release(holder[0]);
             throw e;

@@ -136,7 +136,7 @@ public final class BeTree {
                 if (off >= 0) {
                     return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
                 }
-                CacheEntry next = store.pinNode(in.children.get(i));
+                CacheEntry next = store.pinChild(in, i);
                 store.unpin(node, false);
                 node = next;
             }

@@ -43,7 +43,7 @@ final class NodeStore {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (e instanceof Basement) {
             cache.unpin(e, false);
-            throw new CorruptionException(file.path(), block, -1, "a tree pointer leads to a basement, not a node");
+            throw new CorruptionException(file.path(), block, "a tree pointer leads to a basement, not a node", null);
         }
         return e;
     }
@@ -52,9 +52,25 @@ final class NodeStore {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (!(e instanceof Basement)) {
             cache.unpin(e, false);
-            throw new CorruptionException(file.path(), block, -1, "a leaf points at a block that is not a basement");
+            throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
         }
         return (Basement) e;
+    }
+
+    /**
+     * Pins child {@code i} of {@code parent}, checking that it sits one level below: a damaged
+     * pointer (to itself, an ancestor or another level) must not send a descent in circles.
+     */
+    CacheEntry pinChild(InternalNode parent, int i) {
+        long block = parent.children.get(i);
+        CacheEntry child = pinNode(block);
+        int height = child instanceof InternalNode ? ((InternalNode) child).height : 0;
+        if (height != parent.height - 1) {
+            unpin(child, false);
+            throw new CorruptionException(file.path(), parent.blockNumber(), "child " + i + " (block " + block
+                    + ") has height " + height + ", expected " + (parent.height - 1), null);
+        }
+        return child;
     }
 
     void unpin(CacheEntry e, boolean modified) {
@@ -84,7 +100,7 @@ final class NodeStore {
                     throw new IllegalArgumentException("unknown node tag " + tag);
             }
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-            throw new CorruptionException(file.path(), block, -1, "malformed node: " + e.getMessage(), e);
+            throw new CorruptionException(file.path(), block, "malformed node: " + e.getMessage(), e);
         }
     }
 

@@ -42,7 +42,7 @@ final class Reshaper {
         parent.buffers.set(i, new MessageBuffer(store.memory()));
         try {
             batch.consolidate();
-            CacheEntry child = store.pinNode(parent.children.get(i));
+            CacheEntry child = store.pinChild(parent, i);
             boolean consumed = false;
             try {
                 if (child instanceof LeafNode) {
@@ -190,7 +190,7 @@ final class Reshaper {
         }
         InternalNode in = (InternalNode) node;
         int last = in.children.size() - 1;
-        CacheEntry child = store.pinNode(in.children.get(last));
+        CacheEntry child = store.pinChild(in, last);
         boolean consumed = false;
         try {
             appendRightmost(child, key, value, ts);
@@ -302,6 +302,21 @@ final class Reshaper {
                 cuts.add(idx + 1);
             }
         }
+        if (cuts.isEmpty() && weights.size() > 1) {
+            // One piece outweighs the rest (a huge value): cut where the two sides are closest.
+            long best = Long.MAX_VALUE;
+            int at = 1;
+            long left = 0;
+            for (int idx = 0; idx < weights.size() - 1; idx++) {
+                left += weights.get(idx);
+                long gap = Math.abs(total - 2 * left);
+                if (gap < best) {
+                    best = gap;
+                    at = idx + 1;
+                }
+            }
+            cuts.add(at);
+        }
         return cuts;
     }
 
@@ -335,7 +350,7 @@ final class Reshaper {
     /** Merges an underfull child (pinned, consumed) with a neighbour when both fit in one node. */
     private void mergeWithSibling(InternalNode parent, int i, CacheEntry child) {
         int leftIndex = i + 1 < parent.children.size() ? i : i - 1;
-        CacheEntry sibling = store.pinNode(parent.children.get(leftIndex == i ? i + 1 : i - 1));
+        CacheEntry sibling = store.pinChild(parent, leftIndex == i ? i + 1 : i - 1);
         CacheEntry left = leftIndex == i ? child : sibling;
         CacheEntry right = leftIndex == i ? sibling : child;
         boolean merged = false;
@@ -415,7 +430,7 @@ final class Reshaper {
                     flushChild(in, 0);
                     continue;
                 }
-                CacheEntry child = store.pinNode(in.children.get(0));
+                CacheEntry child = store.pinChild(in, 0);
                 setRoot.accept(child.blockNumber());
                 store.free(in);
                 root = child;
@@ -431,53 +446,73 @@ final class Reshaper {
     byte[] maxKey(long block) {
         CacheEntry node = store.pinNode(block);
         try {
-            if (node instanceof LeafNode) {
-                LeafNode leaf = (LeafNode) node;
-                for (int b = leaf.basements.size() - 1; b >= 0; b--) {
-                    if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
-                        continue;
-                    }
-                    Basement bs = store.pinBasement(leaf.basements.get(b));
-                    try {
-                        if (bs.count() > 0) {
-                            return bs.key(bs.count() - 1);
-                        }
-                    } finally {
-                        store.unpin(bs, false);
-                    }
-                }
-                return null;
-            }
-            InternalNode in = (InternalNode) node;
-            for (int j = in.children.size() - 1; j >= 0; j--) {
-                byte[] fromBuffer = in.buffers.get(j).maxKey();
-                byte[] below = maxKey(in.children.get(j));
-                byte[] best = fromBuffer == null ? below
-                        : below == null || Keys.compare(fromBuffer, below) > 0 ? fromBuffer : below;
-                if (best != null) {
-                    return best;
-                }
-            }
-            return null;
+            return maxKeyUnder(node);
         } finally {
             store.unpin(node, false);
         }
     }
 
-    /** Appends every block number reachable from {@code block}. */
-    void collectBlocks(long block, List<Long> out) {
-        out.add(block);
-        CacheEntry node = store.pinNode(block);
-        try {
-            if (node instanceof LeafNode) {
-                out.addAll(((LeafNode) node).basements);
-            } else {
-                for (long c : ((InternalNode) node).children) {
-                    collectBlocks(c, out);
+    private byte[] maxKeyUnder(CacheEntry node) {
+        if (node instanceof LeafNode) {
+            LeafNode leaf = (LeafNode) node;
+            for (int b = leaf.basements.size() - 1; b >= 0; b--) {
+                if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
+                    continue;
+                }
+                Basement bs = store.pinBasement(leaf.basements.get(b));
+                try {
+                    if (bs.count() > 0) {
+                        return bs.key(bs.count() - 1);
+                    }
+                } finally {
+                    store.unpin(bs, false);
                 }
             }
+            return null;
+        }
+        InternalNode in = (InternalNode) node;
+        for (int j = in.children.size() - 1; j >= 0; j--) {
+            byte[] fromBuffer = in.buffers.get(j).maxKey();
+            CacheEntry child = store.pinChild(in, j);
+            byte[] below;
+            try {
+                below = maxKeyUnder(child);
+            } finally {
+                store.unpin(child, false);
+            }
+            byte[] best = fromBuffer == null ? below
+                    : below == null || Keys.compare(fromBuffer, below) > 0 ? fromBuffer : below;
+            if (best != null) {
+                return best;
+            }
+        }
+        return null;
+    }
+
+    /** Appends every block number reachable from {@code block}. */
+    void collectBlocks(long block, List<Long> out) {
+        CacheEntry node = store.pinNode(block);
+        try {
+            collectUnder(node, out);
         } finally {
             store.unpin(node, false);
+        }
+    }
+
+    private void collectUnder(CacheEntry node, List<Long> out) {
+        out.add(node.blockNumber());
+        if (node instanceof LeafNode) {
+            out.addAll(((LeafNode) node).basements);
+            return;
+        }
+        InternalNode in = (InternalNode) node;
+        for (int j = 0; j < in.children.size(); j++) {
+            CacheEntry child = store.pinChild(in, j);
+            try {
+                collectUnder(child, out);
+            } finally {
+                store.unpin(child, false);
+            }
         }
     }
 }

@@ -67,7 +67,7 @@ public final class ScanBatch {
                     upper = in.pivots.get(i);
                 }
                 buffers.add(in.buffers.get(i));
-                node = store.pinNode(in.children.get(i));
+                node = store.pinChild(in, i);
                 path.add(node);
             }
             LeafNode leaf = (LeafNode) node;
