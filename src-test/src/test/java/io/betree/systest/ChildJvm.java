@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * Runs a {@code main} class of the test classpath in a child JVM: the same {@code java} binary as
  * the running tests ({@code java.home}) and the same classpath ({@code java.class.path}), with
  * chosen JVM flags. Output goes to files (no pipe can fill up and block the child); a child that
- * outlives its timeout is killed, together with its descendants.
+ * outlives its timeout is asked for a thread dump (which lands in its stdout) and killed, together
+ * with its descendants.
  */
 final class ChildJvm {
 
@@ -59,6 +60,25 @@ final class ChildJvm {
     }
 
     /**
+     * Asks a hung child for a thread dump (SIGQUIT: HotSpot prints every thread's stack on stdout)
+     * so that the test report shows where it hung. Best effort; nothing happens where there is no
+     * {@code kill} command.
+     */
+    private static void threadDump(Process p) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid())).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0) {
+                Thread.sleep(1000); // let the JVM write the dump
+            }
+        } catch (IOException e) {
+            // No dump then; the timeout is reported all the same.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Runs {@code main} with {@code jvmArgs} and {@code args}, in {@code workDir}, killing it after
      * {@code timeout}.
      */
@@ -80,6 +100,7 @@ final class ChildJvm {
         Process p = pb.start();
         boolean finished = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (!finished) {
+            threadDump(p);
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
             p.waitFor(30, TimeUnit.SECONDS);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
+import io.betree.IndexOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -41,6 +42,10 @@ class OffHeapMemoryTest {
                 mib(r.field("MAX_HEAP_BYTES")), mib(r.field("PEAK_DIRECT_BYTES")),
                 mib(r.field("PEAK_NIO_DIRECT_BYTES")), mib(r.field("PEAK_NETTY_DIRECT_BYTES")),
                 mib(r.field("OFF_HEAP_BYTES")), r.field("GC_COUNT"), r.field("GC_MILLIS"), r.field("CACHE"));
+        if (r.field("FAILED") != null) {
+            System.out.println("  failed: " + r.field("FAILED") + "; reopening in the same JVM afterwards: "
+                    + r.field("REOPEN_AFTER_FAILURE"));
+        }
         assertFalse(r.timedOut(), "the workload did not finish in " + TIMEOUT + "\n" + r.describe());
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals("DONE", r.stdout().strip().lines().reduce((a, b) -> b).orElse(""), r.describe());
@@ -104,13 +109,13 @@ class OffHeapMemoryTest {
             Path dir = Path.of(args[0]);
             try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
                     Long.parseLong(args[1])))) {
-                System.out.println("OUTCOME opened");
+                System.out.println("OUTCOME opened " + env.directory());
             } catch (RuntimeException e) {
                 System.out.println("OUTCOME " + e.getClass().getName() + " " + e.getMessage());
             }
             try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
                     EnvironmentOptions.MIN_CACHE_BYTES))) {
-                env.openIndex("x").put(new byte[] {1}, new byte[] {2});
+                env.openIndex("x", IndexOptions.defaults().nodeSize(1 << 20)).put(new byte[] {1}, new byte[] {2});
                 System.out.println("REOPEN_SMALL ok");
             } catch (RuntimeException e) {
                 System.out.println("REOPEN_SMALL " + e);

@@ -1,0 +1,278 @@
+package io.betree.systest;
+
+import io.betree.BetreeException;
+import io.betree.Codec;
+import io.betree.CorruptionException;
+import io.betree.Cursor;
+import io.betree.Environment;
+import io.betree.EnvironmentOptions;
+import io.betree.Index;
+import io.betree.IndexOptions;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+
+/**
+ * The workload {@link LeakDetectionTest} runs under {@link NettyLeaks}: every path that allocates
+ * off-heap buffers, normal and exceptional. Puts, overwrites, deletes, gets and scans on indexes of
+ * every codec with small nodes and the smallest cache (so that nodes split, flush, get evicted and
+ * are read back), a cursor dropped without close, close and reopen, then damaged files: a block whose
+ * checksum fails, nodes whose checksum is right but whose contents are malformed (the parsers'
+ * release-on-error paths) and a file that is not a betree file at all. It checks on the way that the
+ * environment's off-heap count is zero after every close, and prints what it did.
+ */
+public final class LeakWorkload {
+    static final EnvironmentOptions SMALL_CACHE = EnvironmentOptions.defaults()
+            .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES);
+
+    private LeakWorkload() {
+    }
+
+    static IndexOptions options(Codec codec) {
+        return Dataset.smallNodes(codec);
+    }
+
+    /** The options an index of this workload was created with ("idx-XZ" uses XZ, and so on). */
+    static IndexOptions options(String name) {
+        return options(name.startsWith("idx-") ? Codec.valueOf(name.substring(4)) : Codec.LZ4);
+    }
+
+    /** Fails (with an exception the child reports) unless the closed environment holds no off-heap bytes. */
+    static void checkReleased(Environment env, String when) {
+        long held = env.offHeapBytes();
+        System.out.println("OFF_HEAP_AFTER_CLOSE " + when + " " + held + " " + env.cacheStats());
+        if (held != 0 || env.cacheStats().bytes() != 0 || env.cacheStats().entries() != 0) {
+            throw new IllegalStateException(when + ": " + held + " off-heap bytes still held after close, cache "
+                    + env.cacheStats());
+        }
+    }
+
+    public static void run(Path dir) throws IOException {
+        Path envDir = dir.resolve("env");
+        Random random = new Random(42);
+        long evictions;
+
+        // 1. Writes of every kind with evictions: values of 0.5-3 KiB make 16 MiB of cache overflow
+        // with few operations (paranoid detection makes each buffer access slow).
+        Environment env = Environment.open(envDir, SMALL_CACHE);
+        try {
+            for (Codec codec : Codec.values()) {
+                Index index = env.openIndex("idx-" + codec, options(codec));
+                int rows = codec == Codec.XZ ? 1_500 : 5_000;
+                for (int i = 0; i < rows; i++) {
+                    byte[] key = Dataset.longKey(random.nextInt(rows * 2));
+                    byte[] value = new byte[512 + random.nextInt(2560)];
+                    random.nextBytes(value);
+                    Arrays.fill(value, value.length / 2, value.length, (byte) i);
+                    index.put(key, value);
+                    if (i % 7 == 0) {
+                        index.delete(Dataset.longKey(random.nextInt(rows * 2)));
+                    }
+                    if (i % 50 == 0) {
+                        index.get(Dataset.longKey(random.nextInt(rows * 2)));
+                    }
+                }
+                try (Cursor c = index.scan(Dataset.longKey(rows / 2), Dataset.longKey(rows))) {
+                    while (c.next()) {
+                        c.key();
+                        c.value();
+                    }
+                }
+            }
+            env.checkpoint();
+            // Sequential appends (the rightmost-leaf fast path) and deletes of ranges.
+            Index seq = env.openIndex("sequential", options(Codec.LZ4));
+            for (long i = 0; i < 5_000; i++) {
+                seq.put(Dataset.longKey(i), new byte[1024]);
+            }
+            for (long i = 0; i < 5_000; i += 2) {
+                seq.delete(Dataset.longKey(i));
+            }
+            // A cursor dropped without close: cursors must hold no off-heap memory between calls.
+            Cursor dropped = seq.scan();
+            dropped.next();
+            evictions = env.cacheStats().evictions();
+        } finally {
+            env.close();
+        }
+        checkReleased(env, "first session");
+        System.out.println("EVICTIONS " + evictions);
+        if (evictions == 0) {
+            throw new IllegalStateException("the workload did not evict anything; it must exercise eviction");
+        }
+
+        // 2. Reopen: everything is read back from disk, then rewritten and scanned in full.
+        env = Environment.open(envDir, SMALL_CACHE);
+        try {
+            for (String name : env.indexNames()) {
+                Index index = env.openIndex(name, options(name));
+                long n = 0;
+                try (Cursor c = index.scan()) {
+                    while (c.next()) {
+                        n++;
+                        if (n % 5 == 0) {
+                            index.put(c.key(), c.value()); // writes interleaved with a scan
+                        }
+                    }
+                }
+                System.out.println("REOPENED " + name + " " + n + " rows");
+            }
+        } finally {
+            env.close();
+        }
+        checkReleased(env, "second session");
+        env.close(); // idempotent
+
+        // 3. Misuse that must fail before touching memory.
+        env = Environment.open(envDir, SMALL_CACHE);
+        try {
+            Index index = env.openIndex("idx-NONE", options(Codec.NONE));
+            expect(IllegalArgumentException.class, () -> index.put(new byte[Index.MAX_KEY_BYTES + 1], new byte[1]));
+            expect(IllegalArgumentException.class, () -> index.put(new byte[1], new byte[Index.MAX_VALUE_BYTES + 1]));
+            expect(NullPointerException.class, () -> index.put(null, new byte[1]));
+            index.put(new byte[Index.MAX_KEY_BYTES], new byte[1 << 20]); // the largest key, a big value
+        } finally {
+            env.close();
+        }
+        checkReleased(env, "misuse session");
+
+        // 4. Damage: a bit flip in every fifth block, read until the first CorruptionException.
+        DataFileLayout layout = DataFileLayout.read(envDir.resolve("betree.data"));
+        Path damaged = copy(envDir, dir.resolve("flipped"));
+        for (int i = 0; i < layout.blocks.size(); i += 5) {
+            DataFileLayout.Block b = layout.blocks.get(i);
+            flip(damaged.resolve("betree.data"), b.offset() + b.length() / 2);
+        }
+        readAllExpectingCorruption(damaged, "bit flips");
+
+        // 5. Checksum-valid but malformed nodes: the parsers' error paths must release what they took.
+        int crafted = 0;
+        String tagsDone = "";
+        for (DataFileLayout.Block b : layout.blocks) {
+            if (b.codecId() != 0) {
+                continue;
+            }
+            byte[] bytes = readAt(envDir.resolve("betree.data"), b.offset(), b.length());
+            ByteBuffer payload = ByteBuffer.wrap(bytes, DataFileLayout.BLOCK_HEADER_SIZE,
+                    bytes.length - DataFileLayout.BLOCK_HEADER_SIZE).slice();
+            byte tag = payload.get(0);
+            if (tagsDone.indexOf(tag) >= 0) {
+                continue;
+            }
+            if (tag == 'B' && payload.getInt(1) > 2) {
+                // Lengthen entry 0's key so that the rest of the basement no longer lines up.
+                payload.putShort(5, (short) (payload.getShort(5) + 1));
+            } else if (tag == 'I') {
+                // The last child's message buffer claims to be longer than the node.
+                int n = payload.getInt(2);
+                int at = 6 + 8 * n;
+                for (int i = 0; i < n - 1; i++) {
+                    at += 2 + (payload.getShort(at) & 0xffff);
+                }
+                for (int i = 0; i < n - 1; i++) {
+                    at += 4 + payload.getInt(at);
+                }
+                payload.putInt(at, Integer.MAX_VALUE);
+            } else if (tag == 'L') {
+                payload.putInt(1, -5); // an impossible basement count
+            } else {
+                continue;
+            }
+            tagsDone += (char) tag;
+            Path copy = copy(envDir, dir.resolve("crafted-" + crafted));
+            DataFileLayout.fixBlockCrc(bytes);
+            writeAt(copy.resolve("betree.data"), b.offset(), bytes);
+            readAllExpectingCorruption(copy, "malformed " + (char) tag + " block " + b.number());
+            crafted++;
+        }
+        System.out.println("CRAFTED " + crafted + " (node kinds " + tagsDone + ")");
+
+        // 6. Not a betree file at all.
+        Path foreign = dir.resolve("foreign");
+        Files.createDirectories(foreign);
+        Files.writeString(foreign.resolve("betree.data"), "plain text, not a block file\n".repeat(400));
+        try (Environment e = Environment.open(foreign, SMALL_CACHE)) {
+            throw new IllegalStateException("a text file was opened as an environment in " + e.directory());
+        } catch (CorruptionException expected) {
+            System.out.println("FOREIGN " + expected.getMessage());
+        }
+        // The directory is usable again once the file is replaced: the failed open released the lock.
+        Files.delete(foreign.resolve("betree.data"));
+        try (Environment e = Environment.open(foreign, SMALL_CACHE)) {
+            e.openIndex("fresh", options(Codec.ZSTD)).put(new byte[] {1}, new byte[] {2});
+        }
+    }
+
+    /** Opens {@code dir}, scans and gets everything until a CorruptionException, then closes. */
+    static void readAllExpectingCorruption(Path dir, String what) {
+        Environment env = Environment.open(dir, SMALL_CACHE);
+        BetreeException failure = null;
+        try {
+            for (String name : env.indexNames()) {
+                Index index = env.openIndex(name, options(name));
+                try (Cursor c = index.scan()) {
+                    while (c.next()) {
+                        index.get(c.key());
+                    }
+                }
+            }
+        } catch (CorruptionException e) {
+            failure = e;
+        } finally {
+            env.close();
+        }
+        checkReleased(env, what);
+        System.out.println("CORRUPTION " + what + ": " + (failure == null ? "none detected" : failure.getMessage()));
+        if (failure == null) {
+            throw new IllegalStateException(what + ": no CorruptionException");
+        }
+    }
+
+    interface Action {
+        void run();
+    }
+
+    static void expect(Class<? extends Throwable> type, Action action) {
+        try {
+            action.run();
+        } catch (Throwable t) {
+            if (type.isInstance(t)) {
+                return;
+            }
+            throw new IllegalStateException("expected " + type.getSimpleName() + ", got " + t, t);
+        }
+        throw new IllegalStateException("expected " + type.getSimpleName());
+    }
+
+    static Path copy(Path from, Path to) throws IOException {
+        Files.createDirectories(to);
+        Files.copy(from.resolve("betree.data"), to.resolve("betree.data"));
+        return to;
+    }
+
+    static void flip(Path file, long position) throws IOException {
+        byte[] b = readAt(file, position, 1);
+        b[0] ^= 0x20;
+        writeAt(file, position, b);
+    }
+
+    static byte[] readAt(Path file, long position, int length) throws IOException {
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "r")) {
+            byte[] b = new byte[length];
+            raf.seek(position);
+            raf.readFully(b);
+            return b;
+        }
+    }
+
+    static void writeAt(Path file, long position, byte[] bytes) throws IOException {
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.seek(position);
+            raf.write(bytes);
+        }
+    }
+}
