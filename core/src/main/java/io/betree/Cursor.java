@@ -68,23 +68,23 @@ public final class Cursor implements AutoCloseable {
     }
 
     /**
-     * The current entry's key. The array is the caller's: the cursor keeps no reference it reads.
+     * The current entry's key (a fresh copy).
      *
      * @throws IllegalStateException if {@link #next()} has not returned true
      */
     public byte[] key() {
         checkPositioned();
-        return batch.key(position);
+        return batch.key(position).clone();
     }
 
     /**
-     * The current entry's value. The array is the caller's: the cursor keeps no reference it reads.
+     * The current entry's value (a fresh copy).
      *
      * @throws IllegalStateException if {@link #next()} has not returned true
      */
     public byte[] value() {
         checkPositioned();
-        return batch.value(position);
+        return batch.value(position).clone();
     }
 
     private void checkOpen() {

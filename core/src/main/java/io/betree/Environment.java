@@ -47,11 +47,9 @@ public final class Environment implements AutoCloseable {
     static final String DATA_FILE = "betree.data";
     static final String LOCK_FILE = "betree.lock";
     /**
-     * Direct memory kept free beside the cache: compression and I/O buffers, nodes pinned past the
-     * budget, and the pool's fragmentation (a 256 MiB cache was measured holding up to 416 MB of
-     * pooled memory under random inserts, see docs/design.md).
+     * Direct memory kept free beside the cache for compression and I/O scratch buffers.
      */
-    private static final long DIRECT_MEMORY_HEADROOM = 64L << 20;
+    private static final long DIRECT_MEMORY_HEADROOM = 8L << 20;
 
     private final Path directory;
     private final EnvironmentOptions options;
@@ -223,7 +221,11 @@ public final class Environment implements AutoCloseable {
         }
     }
 
-    /** Direct memory a cache of {@code cacheBytes} may take: 7/4 of it plus a fixed headroom. */
+    /**
+     * Direct memory a cache of {@code cacheBytes} may take: 7/4 of it (the pool's fragmentation and
+     * nodes pinned past the budget: a 256 MiB cache was measured holding up to 416 MB of pooled
+     * memory under random inserts) plus scratch buffers.
+     */
     static long directMemoryNeeded(long cacheBytes) {
         return cacheBytes / 4 * 7 + DIRECT_MEMORY_HEADROOM;
     }

@@ -38,7 +38,7 @@ public final class EnvironmentOptions {
      * seconds, 64 MiB log segments, the platform's file system.
      */
     public static EnvironmentOptions defaults() {
-        long fits = (io.betree.internal.memory.NodeMemory.maxDirectMemory() - (64L << 20)) / 7 * 4;
+        long fits = (io.betree.internal.memory.NodeMemory.maxDirectMemory() - (8L << 20)) / 7 * 4;
         long cache = io.betree.internal.memory.NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
                 : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
         return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,

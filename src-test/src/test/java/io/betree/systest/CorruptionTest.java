@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.betree.BetreeException;
 import io.betree.BetreeIOException;
 import io.betree.CorruptionException;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.netty.util.ResourceLeakDetector;
@@ -124,7 +125,7 @@ class CorruptionTest {
      */
     static Outcome reopenAndReadAll(Path dir) {
         return assertTimeoutPreemptively(READ_TIMEOUT, () -> {
-            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(CACHE))) {
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(CACHE))) {
                 data.verify(env);
                 return new Outcome(null);
             } catch (BetreeException e) {
@@ -492,10 +493,12 @@ class CorruptionTest {
         DataFileLayout.Header h = layout.newest;
         byte[] table = readAt(file, h.tableOffset(), (int) h.tableLength());
         ByteBuffer catalog = ByteBuffer.wrap(table, DataFileLayout.TABLE_PREFIX, h.rootLength()).slice();
-        catalog.position(16);
+        // Magic, version, last timestamp, checkpoint LSN, next index id; then the count.
+        catalog.position(28);
         int count = catalog.getInt();
         boolean found = false;
         for (int i = 0; i < count && !found; i++) {
+            catalog.getInt(); // index id
             byte[] n = new byte[catalog.getShort() & 0xffff];
             catalog.get(n);
             if (new String(n, StandardCharsets.UTF_8).equals(name)) {
@@ -521,9 +524,11 @@ class CorruptionTest {
         DataFileLayout.Header h = layout.newest;
         byte[] table = readAt(dataFile(pristine), h.tableOffset(), (int) h.tableLength());
         ByteBuffer catalog = ByteBuffer.wrap(table, DataFileLayout.TABLE_PREFIX, h.rootLength()).slice();
-        catalog.position(16);
+        // Magic, version, last timestamp, checkpoint LSN, next index id; then the count.
+        catalog.position(28);
         int count = catalog.getInt();
         for (int i = 0; i < count; i++) {
+            catalog.getInt(); // index id
             byte[] n = new byte[catalog.getShort() & 0xffff];
             catalog.get(n);
             long root = catalog.getLong();

@@ -2,6 +2,7 @@ package io.betree.systest;
 
 import io.betree.Codec;
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
@@ -57,7 +58,7 @@ final class Dataset {
         Dataset d = new Dataset(seed);
         Random random = new Random(seed);
         List<String> names = new ArrayList<>(d.indexes.keySet());
-        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(cacheBytes))) {
+        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(cacheBytes))) {
             List<Index> handles = new ArrayList<>();
             for (String name : names) {
                 handles.add(env.openIndex(name, d.indexes.get(name)));

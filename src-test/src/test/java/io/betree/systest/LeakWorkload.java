@@ -4,6 +4,7 @@ import io.betree.BetreeException;
 import io.betree.Codec;
 import io.betree.CorruptionException;
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
@@ -26,7 +27,7 @@ import java.util.Random;
  * environment's off-heap count is zero after every close, and prints what it did.
  */
 public final class LeakWorkload {
-    static final EnvironmentOptions SMALL_CACHE = EnvironmentOptions.defaults()
+    static final EnvironmentOptions SMALL_CACHE = EnvironmentOptions.defaults().durability(Durability.NONE)
             .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES);
 
     private LeakWorkload() {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.IndexOptions;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * up front with a message that says how to fix it.
  */
 class OffHeapMemoryTest {
-    static final List<String> SMALL_HEAP = List.of("-Xmx64m", "-XX:MaxDirectMemorySize=400m");
+    static final List<String> SMALL_HEAP = List.of("-Xmx64m", "-XX:MaxDirectMemorySize=480m");
     static final long CACHE = 256L << 20;
     static final Duration TIMEOUT = Duration.ofMinutes(4);
 
@@ -107,13 +108,13 @@ class OffHeapMemoryTest {
     public static final class OpenWithCache {
         public static void main(String[] args) {
             Path dir = Path.of(args[0]);
-            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(
                     Long.parseLong(args[1])))) {
                 System.out.println("OUTCOME opened " + env.directory());
             } catch (RuntimeException e) {
                 System.out.println("OUTCOME " + e.getClass().getName() + " " + e.getMessage());
             }
-            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(
+            try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(
                     EnvironmentOptions.MIN_CACHE_BYTES))) {
                 env.openIndex("x", IndexOptions.defaults().nodeSize(1 << 20)).put(new byte[] {1}, new byte[] {2});
                 System.out.println("REOPEN_SMALL ok");

@@ -1,6 +1,7 @@
 package io.betree.systest;
 
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
@@ -66,7 +67,7 @@ public final class OffHeapWorkload {
             System.out.println("FAILED " + t);
             t.printStackTrace();
             try (Environment env = Environment.open(Path.of(args[0]),
-                    EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES))) {
+                    EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES))) {
                 System.out.println("REOPEN_AFTER_FAILURE ok, indexes " + env.indexNames());
             } catch (Throwable again) {
                 System.out.println("REOPEN_AFTER_FAILURE " + again);
@@ -89,7 +90,7 @@ public final class OffHeapWorkload {
         double scanSeconds;
         long offHeap;
         String stats;
-        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(cache))) {
+        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(cache))) {
             Index index = env.openIndex("rows");
             byte[] key = new byte[8];
             ByteBuffer kb = ByteBuffer.wrap(key);

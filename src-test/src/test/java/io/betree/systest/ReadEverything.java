@@ -1,6 +1,7 @@
 package io.betree.systest;
 
 import io.betree.Cursor;
+import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
@@ -24,7 +25,7 @@ public final class ReadEverything {
         Path dir = Path.of(args[0]);
         long rows = 0;
         boolean emptyKeyOnly = args.length > 1 && args[1].equals("get-empty-key");
-        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(32L << 20))) {
+        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes(32L << 20))) {
             for (String name : env.indexNames()) {
                 if (emptyKeyOnly) {
                     env.openIndex(name).get(new byte[0]);

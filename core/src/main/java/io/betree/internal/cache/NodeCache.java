@@ -340,6 +340,7 @@ public final class NodeCache {
             writeImage(image.entry().blockNumber(), image.bytes(), image.entry().compressor(), true);
             lock.lock();
             try {
+                writeBacks++;
                 CacheEntry e = image.entry();
                 if (e.version == image.version() && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e) {
                     e.dirty = false;
