@@ -227,6 +227,24 @@ final class LogTail {
         }
     }
 
+    /**
+     * When everything in the current segment precedes {@code lsn} (nothing was appended since the
+     * checkpoint that passes it) and it holds at least 1 MiB, starts a new segment so the old one
+     * can be deleted now rather than once it fills. Lock held.
+     */
+    private void rollIfObsolete(long lsn) throws IOException {
+        Segment last = segments.get(segments.size() - 1);
+        if (failure != null || endLsn != lsn || lsn - last.startLsn() < (1L << 20)) {
+            return;
+        }
+        while (syncing) {
+            syncDone.awaitUninterruptibly();
+        }
+        if (failure == null && !closed && endLsn == lsn) {
+            roll();
+        }
+    }
+
     /** See {@link WriteAheadLog#deleteSegmentsBefore}. */
     void deleteSegmentsBefore(long lsn) throws IOException {
         synchronized (deletion) {
@@ -236,6 +254,7 @@ final class LogTail {
                 if (closed) {
                     throw closedException();
                 }
+                rollIfObsolete(lsn);
                 while (segments.size() > 1 && segments.get(1).startLsn() <= lsn) {
                     doomed.add(segments.remove(0));
                 }
