@@ -21,6 +21,8 @@ public abstract class CacheEntry {
     boolean checkpointPending;
     /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */
     long version;
+    /** The evictor is writing an image of this entry (outside the cache lock). */
+    boolean writing;
 
     protected CacheEntry(long blockNumber) {
         this.blockNumber = blockNumber;

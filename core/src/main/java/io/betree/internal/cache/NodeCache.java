@@ -31,6 +31,15 @@ public final class NodeCache {
     private int hand;
     private long accountedBytes;
     private final java.util.ArrayDeque<Image> capturedImages = new java.util.ArrayDeque<>();
+    /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
+    private final long hardLimitBytes;
+    private final java.util.concurrent.locks.Condition evictionNeeded = lock.newCondition();
+    private final java.util.concurrent.locks.Condition roomMade = lock.newCondition();
+    private final Thread evictor;
+    private boolean stopping;
+    /** Checkpoint images the evictor is writing now; the checkpoint must not finish before them. */
+    private int checkpointWritesInFlight;
+    private RuntimeException evictionFailure;
     private List<CacheEntry> checkpointEntries;
     private int checkpointCursor;
     private long evictions;
@@ -41,6 +50,10 @@ public final class NodeCache {
         this.file = file;
         this.memory = memory;
         this.budgetBytes = budgetBytes;
+        this.hardLimitBytes = budgetBytes + budgetBytes / 4;
+        this.evictor = new Thread(this::evictLoop, "betree-evictor " + file.path().getFileName());
+        evictor.setDaemon(true);
+        evictor.start();
     }
 
     /** The environment's off-heap memory. */
@@ -161,10 +174,45 @@ public final class NodeCache {
                 accountedBytes += now - e.accountedBytes;
                 e.accountedBytes = now;
             }
-            evictWhileOverBudget();
+            makeRoom();
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Over budget, wakes the evictor; over the hard limit, waits for it, so that a writer never
+     * compresses or writes a block itself. Lock held.
+     */
+    private void makeRoom() {
+        if (accountedBytes <= budgetBytes) {
+            return;
+        }
+        evictionNeeded.signal();
+        while (accountedBytes > hardLimitBytes && !stopping) {
+            if (evictionFailure != null) {
+                throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
+                        evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
+                                : new IOException(evictionFailure));
+            }
+            try {
+                if (!roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS) && !evictableLeft()) {
+                    return; // Everything is pinned: going over budget beats a deadlock.
+                }
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private boolean evictableLeft() {
+        for (CacheEntry e : ring) {
+            if (e.pins == 0 && !e.writing) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -174,6 +222,7 @@ public final class NodeCache {
     public void discard(CacheEntry e) {
         lock.lock();
         try {
+            awaitNotWriting(e);
             captureIfPending(e);
             remove(e);
         } finally {
@@ -198,12 +247,23 @@ public final class NodeCache {
             if (e.pins > 0) {
                 throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
             }
+            awaitNotWriting(e);
+            if (entries.get(blockNumber) != e) {
+                return;
+            }
             captureIfPending(e);
             remove(e);
         } finally {
             lock.unlock();
         }
         e.releaseMemory();
+    }
+
+    /** Waits while the evictor writes {@code e}: a block must not be freed under a write. Lock held. */
+    private void awaitNotWriting(CacheEntry e) {
+        while (e.writing) {
+            roomMade.awaitUninterruptibly();
+        }
     }
 
     private void remove(CacheEntry e) {
@@ -221,37 +281,102 @@ public final class NodeCache {
         }
     }
 
-    private void evictWhileOverBudget() {
-        int unpinnedSeen = 0;
-        while (accountedBytes > budgetBytes && !ring.isEmpty() && unpinnedSeen < 2 * ring.size() + 2) {
+    /**
+     * The evictor thread: while the cache is over budget, drops clean unpinned entries and writes
+     * back dirty ones, second-chance clock order. A dirty entry is serialized under the lock (a
+     * memory copy) and compressed and written outside it; it leaves the cache only if nobody
+     * changed it meanwhile.
+     */
+    private void evictLoop() {
+        lock.lock();
+        try {
+            while (!stopping) {
+                if (accountedBytes <= budgetBytes || evictionFailure != null) {
+                    evictionNeeded.awaitUninterruptibly();
+                    continue;
+                }
+                CacheEntry victim = nextVictim();
+                if (victim == null) {
+                    roomMade.signalAll();
+                    try {
+                        evictionNeeded.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    continue;
+                }
+                if (!victim.dirty && !victim.checkpointPending) {
+                    remove(victim);
+                    victim.releaseMemory();
+                    evictions++;
+                    roomMade.signalAll();
+                    continue;
+                }
+                writeOut(victim);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private CacheEntry nextVictim() {
+        for (int seen = 0; seen < 2 * ring.size() + 2 && !ring.isEmpty(); seen++) {
             if (hand >= ring.size()) {
                 hand = 0;
             }
-            CacheEntry e = ring.get(hand);
-            if (e.pins > 0) {
-                hand++;
-                unpinnedSeen++;
+            CacheEntry e = ring.get(hand++);
+            if (e.pins > 0 || e.writing) {
                 continue;
             }
             if (e.referenced) {
                 e.referenced = false;
-                hand++;
-                unpinnedSeen++;
                 continue;
             }
-            if (e.checkpointPending) {
-                // Unchanged since the checkpoint began: this one write serves both.
-                writeImage(e.blockNumber(), serialize(e), e.compressor(), true);
-                e.checkpointPending = false;
-                e.dirty = false;
-            } else if (e.dirty) {
-                writeBack(e);
-            }
-            remove(e);
-            e.releaseMemory();
-            evictions++;
-            unpinnedSeen = 0;
+            return e;
         }
+        return null;
+    }
+
+    /** Writes a dirty victim's image with the lock released; evicts it if unchanged. Lock held. */
+    private void writeOut(CacheEntry victim) {
+        boolean forCheckpoint = victim.checkpointPending;
+        ByteBuf image = serialize(victim);
+        victim.checkpointPending = false;
+        victim.writing = true;
+        if (forCheckpoint) {
+            checkpointWritesInFlight++;
+        }
+        long version = victim.version;
+        RuntimeException failed = null;
+        lock.unlock();
+        try {
+            writeImage(victim.blockNumber(), image, victim.compressor(), forCheckpoint);
+        } catch (RuntimeException e) {
+            failed = e;
+        } finally {
+            lock.lock();
+        }
+        victim.writing = false;
+        if (forCheckpoint) {
+            checkpointWritesInFlight--;
+        }
+        if (failed != null) {
+            evictionFailure = failed;
+            victim.checkpointPending = forCheckpoint;
+        } else {
+            writeBacks++;
+            // A checkpoint that began during the write marked the entry again: its image must go
+            // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer.
+            if (victim.version == version && !victim.checkpointPending) {
+                victim.dirty = false;
+                if (victim.pins == 0 && entries.get(victim.blockNumber()) == victim) {
+                    remove(victim);
+                    victim.releaseMemory();
+                    evictions++;
+                }
+            }
+        }
+        roomMade.signalAll();
     }
 
     private ByteBuf serialize(CacheEntry e) {
@@ -323,13 +448,22 @@ public final class NodeCache {
             Image image;
             lock.lock();
             try {
-                image = capturedImages.pollFirst();
-                while (image == null && checkpointCursor < checkpointEntries.size()) {
-                    CacheEntry e = checkpointEntries.get(checkpointCursor++);
-                    if (e.checkpointPending) {
-                        image = new Image(e, e.version, serialize(e));
-                        e.checkpointPending = false;
+                while (true) {
+                    image = capturedImages.pollFirst();
+                    while (image == null && checkpointCursor < checkpointEntries.size()) {
+                        CacheEntry e = checkpointEntries.get(checkpointCursor++);
+                        if (e.checkpointPending) {
+                            image = new Image(e, e.version, serialize(e));
+                            e.checkpointPending = false;
+                        }
                     }
+                    if (image != null || checkpointWritesInFlight == 0) {
+                        break;
+                    }
+                    // The evictor is writing images for this checkpoint: wait, then look again
+                    // (a failed write hands its entry back, marked).
+                    roomMade.awaitUninterruptibly();
+                    checkpointCursor = 0;
                 }
             } finally {
                 lock.unlock();
@@ -374,39 +508,24 @@ public final class NodeCache {
         }
     }
 
-    private void writeBack(CacheEntry e) {
-        ByteBuf out = memory.allocate(e.serializedSizeBound());
-        try {
-            e.serialize(out);
-            file.write(e.blockNumber(), out.nioBuffer(out.readerIndex(), out.readableBytes()), e.compressor());
-            e.dirty = false;
-            writeBacks++;
-        } catch (IOException ex) {
-            throw new BetreeIOException("writing block " + e.blockNumber() + " of " + file.path(), ex);
-        } finally {
-            memory.release(out);
-        }
-    }
-
     /**
-     * Writes every dirty entry, pinned or not. The caller guarantees that no entry is being
-     * modified meanwhile (a checkpoint holds every index's write lock).
+     * Stops the evictor and releases every entry's memory without writing; the cache is unusable
+     * afterwards.
      */
-    public void writeAllDirty() {
+    public void releaseAll() {
         lock.lock();
         try {
-            for (CacheEntry e : ring) {
-                if (e.dirty) {
-                    writeBack(e);
-                }
-            }
+            stopping = true;
+            evictionNeeded.signalAll();
+            roomMade.signalAll();
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Releases every entry's memory without writing; the cache is unusable afterwards. */
-    public void releaseAll() {
+        try {
+            evictor.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         lock.lock();
         try {
             for (CacheEntry e : ring) {
