@@ -55,7 +55,7 @@ public final class LoadReport {
             byte[] value = new byte[100];
             long start = System.nanoTime();
             try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20).durability(Durability.NONE))) {
-                Index idx = env.openIndex("rows", IndexOptions.defaults().codec(codec));
+                Index idx = env.openIndex("rows", shape().codec(codec));
                 for (int i = 0; i < rows; i++) {
                     fillKey(rnd, key);
                     fillValue(rnd, i, value);
@@ -67,6 +67,21 @@ public final class LoadReport {
             System.out.printf("%-8s %10d %12.0f %12.1f %14d %12.1f%n", codec.algorithm(), rows, rows / seconds,
                     (double) bytes / rows, key.length + value.length, peakHeap() / 1048576.0);
         }
+    }
+
+    /** The default index shape, or the one given by -Dnode, -Dbasement and -Dfanout (bytes, bytes, count). */
+    private static IndexOptions shape() {
+        IndexOptions o = IndexOptions.defaults();
+        if (System.getProperty("node") != null) {
+            o = o.nodeSize(Integer.getInteger("node"));
+        }
+        if (System.getProperty("basement") != null) {
+            o = o.basementSize(Integer.getInteger("basement"));
+        }
+        if (System.getProperty("fanout") != null) {
+            o = o.fanout(Integer.getInteger("fanout"));
+        }
+        return o;
     }
 
     private static void fillKey(SplittableRandom rnd, byte[] key) {
