@@ -14,8 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class NodeMemory {
 
-    /** One pool per process: chunks are shared, so many small environments do not each hold chunks. */
-    private static final PooledByteBufAllocator POOL = new PooledByteBufAllocator(true);
+    /**
+     * One pool per process: chunks are shared, so many small environments do not each hold chunks.
+     * No per-thread caches: they would keep memory for threads that are gone (an environment's
+     * evictor after close), and nodes are large enough that the arenas serve them well.
+     */
+    private static final PooledByteBufAllocator POOL = new PooledByteBufAllocator(true, 0,
+            Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), 8192, 9, 0, 0, false);
 
     private final AtomicLong used = new AtomicLong();
 
