@@ -190,6 +190,9 @@ public final class NodeCache {
         }
         evictionNeeded.signal();
         while (accountedBytes > hardLimitBytes && !stopping) {
+            if (evictionFailure == null && !evictor.isAlive()) {
+                evictionFailure = new IllegalStateException("the evictor thread has stopped");
+            }
             if (evictionFailure != null) {
                 throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
                         evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
@@ -290,32 +293,41 @@ public final class NodeCache {
     private void evictLoop() {
         lock.lock();
         try {
-            while (!stopping) {
-                if (accountedBytes <= budgetBytes || evictionFailure != null) {
-                    evictionNeeded.awaitUninterruptibly();
-                    continue;
-                }
-                CacheEntry victim = nextVictim();
-                if (victim == null) {
-                    roomMade.signalAll();
-                    try {
-                        evictionNeeded.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    continue;
-                }
-                if (!victim.dirty && !victim.checkpointPending) {
-                    remove(victim);
-                    victim.releaseMemory();
-                    evictions++;
-                    roomMade.signalAll();
-                    continue;
-                }
-                writeOut(victim);
-            }
+            evictUntilStopped();
+        } catch (RuntimeException | Error e) {
+            // Writers waiting for room must learn why none comes, rather than wait forever.
+            evictionFailure = e instanceof RuntimeException ? (RuntimeException) e
+                    : new IllegalStateException("the evictor failed: " + e, e);
+            roomMade.signalAll();
         } finally {
             lock.unlock();
+        }
+    }
+
+    private void evictUntilStopped() {
+        while (!stopping) {
+            if (accountedBytes <= budgetBytes || evictionFailure != null) {
+                evictionNeeded.awaitUninterruptibly();
+                continue;
+            }
+            CacheEntry victim = nextVictim();
+            if (victim == null) {
+                roomMade.signalAll();
+                try {
+                    evictionNeeded.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                continue;
+            }
+            if (!victim.dirty && !victim.checkpointPending) {
+                remove(victim);
+                victim.releaseMemory();
+                evictions++;
+                roomMade.signalAll();
+                continue;
+            }
+            writeOut(victim);
         }
     }
 
