@@ -109,7 +109,7 @@ public final class TxnReport {
     private static void recovery(int logMiB) throws Exception {
         Path dir = fresh("recovery");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+        Process child = new ProcessBuilder(java, "-Xmx256m", "-XX:MaxDirectMemorySize=512m", "-cp", System.getProperty("java.class.path"),
                 TxnReport.class.getName(), "recovery-writer", dir.toString(), Long.toString((long) logMiB << 20))
                 .inheritIO().start();
         int exit = child.waitFor();
