@@ -1,12 +1,12 @@
 package io.betree.internal.log;
 
 import io.betree.internal.storage.FileHandle;
+import io.betree.internal.storage.ForwardingStorageEnv;
 import io.betree.internal.storage.StorageEnv;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -15,9 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * made slower, to imitate a disk, or skipped, to make crash tests fast when a fault-injecting env on
  * top of it simulates durability anyway.
  */
-final class CountingStorageEnv implements StorageEnv {
+final class CountingStorageEnv extends ForwardingStorageEnv {
 
-    private final StorageEnv delegate;
     private final long syncDelayMicros;
     private final boolean realSync;
     private final AtomicLong syncs = new AtomicLong();
@@ -27,7 +26,7 @@ final class CountingStorageEnv implements StorageEnv {
      * @param realSync whether syncs reach the file system
      */
     CountingStorageEnv(StorageEnv delegate, long syncDelayMicros, boolean realSync) {
-        this.delegate = delegate;
+        super(delegate);
         this.syncDelayMicros = syncDelayMicros;
         this.realSync = realSync;
     }
@@ -92,31 +91,6 @@ final class CountingStorageEnv implements StorageEnv {
                 file.close();
             }
         };
-    }
-
-    @Override
-    public boolean exists(Path path) {
-        return delegate.exists(path);
-    }
-
-    @Override
-    public void delete(Path path) throws IOException {
-        delegate.delete(path);
-    }
-
-    @Override
-    public void rename(Path source, Path target) throws IOException {
-        delegate.rename(source, target);
-    }
-
-    @Override
-    public List<Path> list(Path dir) throws IOException {
-        return delegate.list(dir);
-    }
-
-    @Override
-    public void createDirectories(Path dir) throws IOException {
-        delegate.createDirectories(dir);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.betree.internal.storage;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -24,14 +23,13 @@ import java.util.List;
  * bookkeeping. A write that overlaps it is recorded in {@link #violations()} and fails with an
  * {@link AssertionError}. Writes, syncs and the re-derivation are serialized per handle.
  */
-final class GuardingStorageEnv implements StorageEnv {
+final class GuardingStorageEnv extends ForwardingStorageEnv {
 
-    private final StorageEnv delegate;
     private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
     private long checkedWrites;
 
     GuardingStorageEnv(StorageEnv delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     /** Descriptions of the writes that touched protected space. */
@@ -59,41 +57,6 @@ final class GuardingStorageEnv implements StorageEnv {
             file.close();
             throw e;
         }
-    }
-
-    @Override
-    public boolean exists(Path path) {
-        return delegate.exists(path);
-    }
-
-    @Override
-    public void delete(Path path) throws IOException {
-        delegate.delete(path);
-    }
-
-    @Override
-    public void rename(Path source, Path target) throws IOException {
-        delegate.rename(source, target);
-    }
-
-    @Override
-    public List<Path> list(Path dir) throws IOException {
-        return delegate.list(dir);
-    }
-
-    @Override
-    public void createDirectories(Path dir) throws IOException {
-        delegate.createDirectories(dir);
-    }
-
-    @Override
-    public void syncDirectory(Path dir) throws IOException {
-        delegate.syncDirectory(dir);
-    }
-
-    @Override
-    public Closeable lock(Path lockFile) throws IOException {
-        return delegate.lock(lockFile);
     }
 
     /** The extents [start, end) of one checkpoint: header slot, table region and blocks. */
