@@ -27,7 +27,7 @@ public final class FifoWorkload {
         try {
             IiBench t = new IiBench(e);
             long id = 1;
-            long fillCap = System.nanoTime() + sc.insertMaxSeconds() * 1_000_000_000L;
+            long fillCap = System.nanoTime() + sc.fifoMaxSeconds() * 1_000_000_000L;
             while (id <= sc.fifoQueueRows() && System.nanoTime() < fillCap) {
                 for (int i = 0; i < IiBench.BATCH_ROWS; i++) {
                     t.insert(id++);

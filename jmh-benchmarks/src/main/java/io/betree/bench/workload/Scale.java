@@ -35,8 +35,8 @@ public record Scale(String name, long budgetBytes, long insertRows, long insertM
                 s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60);
                 break;
             case "full":
-                s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 600, 200, 20_000, 2_000,
-                        50, 1L << 30, 600);
+                s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 300, 200, 20_000, 2_000,
+                        50, 1L << 30, 300);
                 break;
             default:
                 throw new IllegalArgumentException("unknown scale '" + name + "'; known: tiny, smoke, full");
