@@ -8,7 +8,7 @@
 #
 # Options: --no-build (use target/benchmarks.jar as it is), --out DIR (default results/SCALE),
 #          --engines "betree rocksdb lmdb", --only REGEX (JMH benchmark filter, e.g. Insert|Read).
-# Environment: MEM_CAP (full: 448m; "none" to run uncapped), BENCH_OPTS (extra -D options for
+# Environment: MEM_CAP (full: 512m; "none" to run uncapped), BENCH_OPTS (extra -D options for
 #          the benchmark JVMs, e.g. "-Dbench.insertRows=50000000 -Dbench.sync=true"),
 #          JAVA (java binary), MEMBOUND and DROPCACHE (paths of the shared tools).
 #
@@ -61,7 +61,7 @@ mkdir -p "$data"
 # and the codecs' buffers; the --add-opens flags lmdbjava needs come from the @Fork annotations.
 if [ "$scale" = full ]; then
   fork_jvm_args="-Xms160m -Xmx160m -XX:MaxDirectMemorySize=320m"
-  cap=${MEM_CAP:-448m}
+  cap=${MEM_CAP:-512m}
 else
   fork_jvm_args="-Xmx512m -XX:MaxDirectMemorySize=256m"
   cap=${MEM_CAP:-none}
