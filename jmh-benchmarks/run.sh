@@ -94,8 +94,10 @@ codec_list=${codec_list#,}
 
 echo "run.sh: scale=$scale engines=[$engines] cap=$cap out=$out"
 start=$(date +%s)
-# -foe: a workload that returns a wrong answer (or crashes) fails the run.
-"$java" -Xmx128m -jar "$jar" "$only" -foe true -jvm "$jvm" -jvmArgs "$fork_jvm_args" \
+# -foe: a workload that returns a wrong answer (or crashes) fails the run. -to: a full-scale phase
+# plus its setup runs past JMH's 10-minute default, and JMH interrupts a benchmark at its timeout
+# (an interrupt closes the engines' file channels).
+"$java" -Xmx128m -jar "$jar" "$only" -foe true -to 40min -jvm "$jvm" -jvmArgs "$fork_jvm_args" \
   -jvmArgsAppend "-Dbench.results=$out -Dbench.data=$data $drop_opt ${BENCH_OPTS:-}" \
   -p scale="$scale" -p engine="$engine_list" -p engineCodec="$codec_list" \
   -prof io.betree.bench.jmh.PhaseMetricsProfiler -rf json -rff "$out/jmh.json" 2>&1 | tee "$out/jmh.log"
