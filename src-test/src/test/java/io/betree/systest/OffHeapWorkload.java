@@ -155,6 +155,7 @@ public final class OffHeapWorkload {
         System.out.println("PEAK_DIRECT_BYTES " + direct.peak);
         System.out.println("PEAK_NIO_DIRECT_BYTES " + direct.peakNio);
         System.out.println("PEAK_NETTY_DIRECT_BYTES " + direct.peakNetty);
+        System.out.println("PEAK_POOL_BYTES " + direct.peakPool);
         long gcCount = 0;
         long gcMillis = 0;
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -182,12 +183,16 @@ public final class OffHeapWorkload {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
-    /** Samples NIO direct memory plus Netty's own direct-memory counter every 50 ms. */
+    /**
+     * Samples NIO direct memory, Netty's own direct-memory counter and the node pool's chunks every
+     * 50 ms.
+     */
     static final class DirectPeak extends Thread {
         volatile boolean stop;
         volatile long peak;
         volatile long peakNio;
         volatile long peakNetty;
+        volatile long peakPool;
 
         DirectPeak() {
             super("direct-memory-sampler");
@@ -210,6 +215,7 @@ public final class OffHeapWorkload {
                 peakNio = Math.max(peakNio, nio);
                 peakNetty = Math.max(peakNetty, netty);
                 peak = Math.max(peak, Math.max(nio, netty));
+                peakPool = Math.max(peakPool, io.betree.internal.memory.NodeMemory.poolBytes());
                 try {
                     Thread.sleep(50);
                 } catch (InterruptedException e) {

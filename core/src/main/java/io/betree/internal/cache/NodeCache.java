@@ -185,11 +185,11 @@ public final class NodeCache {
      * compresses or writes a block itself. Lock held.
      */
     private void makeRoom() {
-        if (accountedBytes <= budgetBytes) {
+        if (heldBytes() <= budgetBytes) {
             return;
         }
         evictionNeeded.signal();
-        while (accountedBytes > hardLimitBytes && !stopping) {
+        while (heldBytes() > hardLimitBytes && !stopping) {
             if (evictionFailure == null && !evictor.isAlive()) {
                 evictionFailure = new IllegalStateException("the evictor thread has stopped");
             }
@@ -207,6 +207,15 @@ public final class NodeCache {
                 return;
             }
         }
+    }
+
+    /**
+     * What the budget limits: the cached entries, or, when larger, the environment's whole share of
+     * the off-heap pool (buffers outside the cache, such as checkpoint images and merges in
+     * progress, and chunks that are only partly used). Lock held.
+     */
+    private long heldBytes() {
+        return Math.max(accountedBytes, memory.footprint());
     }
 
     private boolean evictableLeft() {
@@ -306,7 +315,7 @@ public final class NodeCache {
 
     private void evictUntilStopped() {
         while (!stopping) {
-            if (accountedBytes <= budgetBytes || evictionFailure != null) {
+            if (heldBytes() <= budgetBytes || evictionFailure != null) {
                 evictionNeeded.awaitUninterruptibly();
                 continue;
             }

@@ -17,16 +17,51 @@ public final class NodeMemory {
     /**
      * One pool per process: chunks are shared, so many small environments do not each hold chunks.
      * No per-thread caches: they would keep memory for threads that are gone (an environment's
-     * evictor after close), and nodes are large enough that the arenas serve them well.
+     * evictor after close), and nodes are large enough that the arenas serve them well. Chunks are
+     * 512 KiB (8 KiB pages, order 6): a chunk returns to the OS only when every buffer in it is
+     * gone, and with 4 MiB chunks a random-insert load left the pool 2-2.5x larger than the
+     * buffers it held; at 512 KiB it is about 1.25x. Buffers over 512 KiB (whole-node images,
+     * large message buffers) are allocated and freed one by one, outside the chunks.
      */
     private static final PooledByteBufAllocator POOL = new PooledByteBufAllocator(true, 0,
-            Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), 8192, 9, 0, 0, false);
+            Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), 8192, 6, 0, 0, false);
+
+    /** Bytes held by the buffers of every instance, to split the pool's overhead among them. */
+    private static final AtomicLong ALL_USED = new AtomicLong();
+
+    /** How often the pool's footprint is re-measured (it walks the pool's chunk lists). */
+    private static final long FOOTPRINT_REFRESH_NANOS = 1_000_000L;
 
     private final AtomicLong used = new AtomicLong();
+    private volatile long overheadShare;
+    private volatile long footprintMeasuredAt = System.nanoTime() - FOOTPRINT_REFRESH_NANOS;
 
     /** Bytes currently held by buffers from this instance (by capacity). */
     public long used() {
         return used.get();
+    }
+
+    /**
+     * Off-heap bytes this instance is answerable for: its buffers plus its share (in proportion to
+     * its buffers) of what the pool holds beyond every instance's buffers, i.e. partly used
+     * chunks. This is what the node cache keeps within its budget. Re-measured at most once a
+     * millisecond, so it may lag a burst of allocations by that much.
+     */
+    public long footprint() {
+        long now = System.nanoTime();
+        if (now - footprintMeasuredAt >= FOOTPRINT_REFRESH_NANOS) {
+            footprintMeasuredAt = now;
+            long all = ALL_USED.get();
+            long overhead = Math.max(0, POOL.metric().usedDirectMemory() - all);
+            long mine = used.get();
+            overheadShare = all <= 0 || mine <= 0 ? 0 : (long) (overhead * ((double) mine / all));
+        }
+        return used.get() + overheadShare;
+    }
+
+    /** Bytes of direct memory the pool holds for every environment of the process, chunks included. */
+    public static long poolBytes() {
+        return POOL.metric().usedDirectMemory();
     }
 
     /** A direct buffer with room for {@code capacity} bytes, writer index 0. */
@@ -35,6 +70,7 @@ public final class NodeMemory {
         // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
         ByteBuf buf = POOL.directBuffer(size, size);
         used.addAndGet(buf.capacity());
+        ALL_USED.addAndGet(buf.capacity());
         return buf;
     }
 
@@ -58,6 +94,7 @@ public final class NodeMemory {
     public void release(ByteBuf buf) {
         if (buf != null) {
             used.addAndGet(-buf.capacity());
+            ALL_USED.addAndGet(-buf.capacity());
             buf.release();
         }
     }
