@@ -23,6 +23,8 @@ public final class MessageBuffer {
     private final NodeMemory memory;
     private ByteBuf data;
     private ByteBuf index;
+    /** The previous index, reused as the target of the next {@link #consolidate}; may be null. */
+    private ByteBuf spareIndex;
     private int count;
     private int sorted;
 
@@ -102,7 +104,7 @@ public final class MessageBuffer {
 
     /** Off-heap bytes held. */
     public long memoryBytes() {
-        return (long) data.capacity() + index.capacity();
+        return (long) data.capacity() + index.capacity() + (spareIndex == null ? 0 : spareIndex.capacity());
     }
 
     /** Appends a message. */
@@ -143,13 +145,19 @@ public final class MessageBuffer {
      * Merges the unsorted tail into the sorted prefix so that every message is in (key, msn) order.
      * Each tail message finds its place by binary search and the prefix is copied in runs between
      * those places, so the cost is a memory copy of the index plus 64 searches, not a full merge.
+     * The merge writes into a spare index kept for the purpose and the two swap roles: a fresh
+     * index per merge was the largest source of fragmentation in the off-heap pool.
      */
     public void consolidate() {
         if (sorted == count) {
             return;
         }
         int[] tail = sortedTail();
-        ByteBuf merged = memory.allocate(count * 4);
+        if (spareIndex == null || spareIndex.capacity() < count * 4) {
+            memory.release(spareIndex);
+            spareIndex = memory.allocate(index.capacity());
+        }
+        ByteBuf merged = spareIndex.clear();
         int copied = 0;
         for (int t : tail) {
             int pos = upperBound(t, copied);
@@ -158,7 +166,7 @@ public final class MessageBuffer {
             copied = pos;
         }
         merged.writeBytes(index, copied * 4, (sorted - copied) * 4);
-        memory.release(index);
+        spareIndex = index;
         index = merged;
         sorted = count;
     }
@@ -356,7 +364,9 @@ public final class MessageBuffer {
     public void release() {
         memory.release(data);
         memory.release(index);
+        memory.release(spareIndex);
         data = null;
         index = null;
+        spareIndex = null;
     }
 }
