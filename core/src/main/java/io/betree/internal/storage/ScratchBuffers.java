@@ -5,8 +5,10 @@ import java.nio.ByteBuffer;
 /**
  * Per-thread direct scratch buffers for staging block I/O and compression.
  *
- * <p>Each thread keeps one buffer, grown to the largest size it needed rounded up to 64 KiB, so
- * steady-state reads and writes allocate nothing. A request above {@link #RETAINED_LIMIT} gets a
+ * <p>Each thread keeps one buffer, grown to the largest size it needed rounded up to a power of
+ * two (at least 64 KiB), so steady-state reads and writes allocate nothing, and a thread outgrows
+ * its buffer a few times at most: each outgrown buffer is garbage whose direct memory returns only
+ * when the heap is collected. A request above {@link #RETAINED_LIMIT} gets a
  * buffer that is not kept afterwards, so a thread that once handled an unusually large block does not
  * pin that much memory for its lifetime. Direct buffers are used because the file channel and the
  * native codecs would otherwise copy heap arrays into (JDK-cached, per-thread) direct memory anyway.
@@ -37,7 +39,7 @@ final class ScratchBuffers {
         if (minCapacity > RETAINED_LIMIT) {
             return ByteBuffer.allocateDirect(minCapacity);
         }
-        int capacity = (int) Math.min(RETAINED_LIMIT, ((long) minCapacity + GRANULE - 1) / GRANULE * GRANULE);
+        int capacity = Math.min(RETAINED_LIMIT, Math.max(GRANULE, Integer.highestOneBit(minCapacity - 1) << 1));
         return ByteBuffer.allocateDirect(capacity);
     }
 
