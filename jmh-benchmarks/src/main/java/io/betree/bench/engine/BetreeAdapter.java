@@ -58,9 +58,12 @@ public final class BetreeAdapter implements EngineAdapter {
 
     @Override
     public void commit() {
-        if (txn != null) {
-            txn.commit();
-            txn = null;
+        Transaction t = txn;
+        // Cleared first: a failed commit ends the transaction, and close() must not retry it
+        // (its exception would hide the original one).
+        txn = null;
+        if (t != null) {
+            t.commit();
         }
     }
 
