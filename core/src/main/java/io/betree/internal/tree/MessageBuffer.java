@@ -284,6 +284,55 @@ public final class MessageBuffer {
         }
     }
 
+    /**
+     * Offsets of the messages with keys in {@code [from, upper)} ({@code upper} null: no bound)
+     * that a snapshot at {@code snapshotTs} sees: for each key, the newest message with msn at
+     * most {@code snapshotTs}. In key order; tombstones included. Nothing is copied.
+     */
+    int[] visibleInRange(byte[] from, byte[] upper, long snapshotTs) {
+        int[] out = new int[16];
+        int n = 0;
+        int[] tail = inRange(sortedTail(), from, upper);
+        int t = 0;
+        int k = lowerBound(from, false);
+        int last = -1; // offset of the current key's chosen message, -1 before the first key
+        while (true) {
+            int off;
+            boolean prefixLeft = k < sorted && (upper == null || compareKey(index.getInt(k * 4), upper) < 0);
+            if (prefixLeft && (t >= tail.length || compareMessages(index.getInt(k * 4), tail[t]) <= 0)) {
+                off = index.getInt(k++ * 4);
+            } else if (t < tail.length) {
+                off = tail[t++];
+            } else {
+                break;
+            }
+            if (msn(off) > snapshotTs) {
+                continue;
+            }
+            if (last >= 0 && compareKeys(off, last) == 0) {
+                out[n - 1] = off; // (key, msn) order: a later message of the same key is newer
+            } else {
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, n * 2);
+                }
+                out[n++] = off;
+            }
+            last = off;
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    private int[] inRange(int[] offsets, byte[] from, byte[] upper) {
+        int n = 0;
+        int[] out = new int[offsets.length];
+        for (int off : offsets) {
+            if (compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
+                out[n++] = off;
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
     /** The largest key of any message, or {@code null} when empty. */
     public byte[] maxKey() {
         int best = -1;
