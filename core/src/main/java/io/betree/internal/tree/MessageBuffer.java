@@ -6,9 +6,10 @@ import java.util.Arrays;
 
 /**
  * The pending messages of one child of an internal node, off-heap. Messages are appended to
- * {@code data}; {@code index} holds their offsets: a prefix sorted by (key, msn) followed by a short
- * unsorted tail of recent arrivals, merged into the prefix once it grows past {@link #TAIL_LIMIT}.
- * That keeps an insert's cost independent of the buffer's size.
+ * {@code data}; {@code index} holds their offsets, each with its key's first 8 bytes so that
+ * searches rarely touch {@code data}: a prefix sorted by (key, msn) followed by a short unsorted
+ * tail of recent arrivals, merged into the prefix once it grows past {@link #TAIL_LIMIT}. That
+ * keeps an insert's cost independent of the buffer's size.
  *
  * <p>Message layout: type (1 byte), msn (8), transaction id (8), key length (2), value length (4),
  * key, value. The transaction id is 0 for non-transactional writes.
@@ -18,6 +19,8 @@ import java.util.Arrays;
  */
 public final class MessageBuffer {
     static final int HEADER = 23;
+    /** An index entry: the message's offset (4 bytes) and its key's first 8 bytes (see {@link #keyPrefix(int)}). */
+    private static final int ENTRY = 12;
     private static final int TAIL_LIMIT = 64;
 
     private final NodeMemory memory;
@@ -59,8 +62,8 @@ public final class MessageBuffer {
                 b.data = memory.ensureWritable(b.data, HEADER + keyLength + valueLength);
                 int at = b.data.writerIndex();
                 b.data.writeBytes(src, off, HEADER + keyLength + valueLength);
-                b.index = memory.ensureWritable(b.index, 4);
-                b.index.writeInt(at);
+                b.index = memory.ensureWritable(b.index, ENTRY);
+                b.index.writeInt(at).writeLong(b.keyPrefix(at));
                 b.count++;
                 src.readerIndex(off + HEADER + keyLength + valueLength);
             }
@@ -76,17 +79,17 @@ public final class MessageBuffer {
     private void sortLoaded() {
         boolean inOrder = true;
         for (int k = 1; k < count && inOrder; k++) {
-            inOrder = compareMessages(index.getInt((k - 1) * 4), index.getInt(k * 4)) < 0;
+            inOrder = compareMessages(offsetAt(k - 1), offsetAt(k)) < 0;
         }
         if (!inOrder) {
             Integer[] boxed = new Integer[count];
             for (int k = 0; k < count; k++) {
-                boxed[k] = index.getInt(k * 4);
+                boxed[k] = offsetAt(k);
             }
             Arrays.sort(boxed, this::compareMessages);
             index.clear();
             for (Integer off : boxed) {
-                index.writeInt(off);
+                index.writeInt(off).writeLong(keyPrefix(off));
             }
         }
         sorted = count;
@@ -133,8 +136,8 @@ public final class MessageBuffer {
     }
 
     private void addToIndex(int off) {
-        index = memory.ensureWritable(index, 4);
-        index.writeInt(off);
+        index = memory.ensureWritable(index, ENTRY);
+        index.writeInt(off).writeLong(keyPrefix(off));
         count++;
         if (count - sorted > TAIL_LIMIT) {
             consolidate();
@@ -153,7 +156,7 @@ public final class MessageBuffer {
             return;
         }
         int[] tail = sortedTail();
-        if (spareIndex == null || spareIndex.capacity() < count * 4) {
+        if (spareIndex == null || spareIndex.capacity() < count * ENTRY) {
             memory.release(spareIndex);
             spareIndex = memory.allocate(index.capacity());
         }
@@ -161,11 +164,11 @@ public final class MessageBuffer {
         int copied = 0;
         for (int t : tail) {
             int pos = upperBound(t, copied);
-            merged.writeBytes(index, copied * 4, (pos - copied) * 4);
-            merged.writeInt(t);
+            merged.writeBytes(index, copied * ENTRY, (pos - copied) * ENTRY);
+            merged.writeInt(t).writeLong(keyPrefix(t));
             copied = pos;
         }
-        merged.writeBytes(index, copied * 4, (sorted - copied) * 4);
+        merged.writeBytes(index, copied * ENTRY, (sorted - copied) * ENTRY);
         spareIndex = index;
         index = merged;
         sorted = count;
@@ -173,11 +176,16 @@ public final class MessageBuffer {
 
     /** First position at or after {@code from} in the sorted prefix that sorts after message {@code off}. */
     private int upperBound(int off, int from) {
+        long prefix = keyPrefix(off);
         int lo = from;
         int hi = sorted;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (compareMessages(index.getInt(mid * 4), off) <= 0) {
+            int c = Long.compareUnsigned(index.getLong(mid * ENTRY + 4), prefix);
+            if (c == 0) {
+                c = compareMessages(offsetAt(mid), off);
+            }
+            if (c <= 0) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -191,7 +199,7 @@ public final class MessageBuffer {
         int n = count - sorted;
         Integer[] boxed = new Integer[n];
         for (int k = 0; k < n; k++) {
-            boxed[k] = index.getInt((sorted + k) * 4);
+            boxed[k] = offsetAt(sorted + k);
         }
         Arrays.sort(boxed, this::compareMessages);
         int[] out = new int[n];
@@ -206,6 +214,36 @@ public final class MessageBuffer {
         return c != 0 ? c : Long.compare(msn(a), msn(b));
     }
 
+    /** Offset of the message at position {@code i} of the index. */
+    private int offsetAt(int i) {
+        return index.getInt(i * ENTRY);
+    }
+
+    /**
+     * The first 8 bytes of the message's key as an unsigned big-endian number, zero-padded: two
+     * keys whose prefixes differ compare as their prefixes do, so most probes of a search read
+     * only the index.
+     */
+    private long keyPrefix(int off) {
+        int length = keyLength(off);
+        if (length >= 8) {
+            return data.getLong(off + HEADER);
+        }
+        long p = 0;
+        for (int i = 0; i < 8; i++) {
+            p = (p << 8) | (i < length ? data.getUnsignedByte(off + HEADER + i) : 0);
+        }
+        return p;
+    }
+
+    private static long keyPrefix(byte[] key) {
+        long p = 0;
+        for (int i = 0; i < 8; i++) {
+            p = (p << 8) | (i < key.length ? key[i] & 0xff : 0);
+        }
+        return p;
+    }
+
     /** Number of messages in the sorted prefix. */
     int sortedCount() {
         return sorted;
@@ -213,17 +251,21 @@ public final class MessageBuffer {
 
     /** Offset of the message at position {@code i} of the sorted prefix. */
     int sortedOffset(int i) {
-        return index.getInt(i * 4);
+        return offsetAt(i);
     }
 
     /** First position in the sorted prefix whose key is {@code >= key} (or {@code > key} if {@code strict}). */
     int lowerBound(byte[] key, boolean strict) {
+        long prefix = keyPrefix(key);
         int lo = 0;
         int hi = sorted;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            int off = index.getInt(mid * 4);
-            int c = Keys.compare(data, off + HEADER, keyLength(off), key);
+            int c = Long.compareUnsigned(index.getLong(mid * ENTRY + 4), prefix);
+            if (c == 0) {
+                int off = offsetAt(mid);
+                c = Keys.compare(data, off + HEADER, keyLength(off), key);
+            }
             if (c < 0 || (strict && c == 0)) {
                 lo = mid + 1;
             } else {
@@ -240,7 +282,7 @@ public final class MessageBuffer {
     public int findNewest(byte[] key, long snapshotTs) {
         int best = -1;
         for (int pos = lowerBound(key, true) - 1; pos >= 0; pos--) {
-            int off = index.getInt(pos * 4);
+            int off = offsetAt(pos);
             if (compareKey(off, key) != 0) {
                 break;
             }
@@ -250,7 +292,7 @@ public final class MessageBuffer {
             }
         }
         for (int k = sorted; k < count; k++) {
-            int off = index.getInt(k * 4);
+            int off = offsetAt(k);
             long msn = msn(off);
             if (msn <= snapshotTs && compareKey(off, key) == 0 && (best < 0 || msn > msn(best))) {
                 best = off;
@@ -268,7 +310,7 @@ public final class MessageBuffer {
     void applyRange(byte[] from, byte[] upper, long snapshotTs, java.util.NavigableMap<byte[], byte[]> view,
             byte[] tombstone) {
         for (int k = lowerBound(from, false); k < sorted; k++) {
-            int off = index.getInt(k * 4);
+            int off = offsetAt(k);
             if (upper != null && compareKey(off, upper) >= 0) {
                 break;
             }
@@ -277,7 +319,7 @@ public final class MessageBuffer {
             }
         }
         for (int k = sorted; k < count; k++) {
-            int off = index.getInt(k * 4);
+            int off = offsetAt(k);
             if (msn(off) <= snapshotTs && compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
                 view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
             }
@@ -298,9 +340,9 @@ public final class MessageBuffer {
         int last = -1; // offset of the current key's chosen message, -1 before the first key
         while (true) {
             int off;
-            boolean prefixLeft = k < sorted && (upper == null || compareKey(index.getInt(k * 4), upper) < 0);
-            if (prefixLeft && (t >= tail.length || compareMessages(index.getInt(k * 4), tail[t]) <= 0)) {
-                off = index.getInt(k++ * 4);
+            boolean prefixLeft = k < sorted && (upper == null || compareKey(offsetAt(k), upper) < 0);
+            if (prefixLeft && (t >= tail.length || compareMessages(offsetAt(k), tail[t]) <= 0)) {
+                off = offsetAt(k++);
             } else if (t < tail.length) {
                 off = tail[t++];
             } else {
@@ -337,10 +379,10 @@ public final class MessageBuffer {
     public byte[] maxKey() {
         int best = -1;
         if (sorted > 0) {
-            best = index.getInt((sorted - 1) * 4);
+            best = offsetAt(sorted - 1);
         }
         for (int k = sorted; k < count; k++) {
-            int off = index.getInt(k * 4);
+            int off = offsetAt(k);
             if (best < 0 || compareKeys(off, best) > 0) {
                 best = off;
             }
@@ -404,7 +446,7 @@ public final class MessageBuffer {
     public void serialize(ByteBuf out) {
         consolidate();
         for (int k = 0; k < count; k++) {
-            int off = index.getInt(k * 4);
+            int off = offsetAt(k);
             out.writeBytes(data, off, messageLength(off));
         }
     }
