@@ -44,13 +44,6 @@ public final class ScanBatch {
         return resumeKey;
     }
 
-    private static void emit(Map.Entry<byte[], byte[]> e, List<byte[]> keys, List<byte[]> values) {
-        if (e.getValue() != TOMBSTONE) {
-            keys.add(e.getKey());
-            values.add(e.getValue());
-        }
-    }
-
     static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
             java.util.NavigableMap<byte[], byte[]> overlay, byte[] overlayTombstone) {
         List<CacheEntry> path = new ArrayList<>();
@@ -84,11 +77,9 @@ public final class ScanBatch {
             List<byte[]> values = new ArrayList<>();
             var own = overlay == null ? null
                     : limit == null ? overlay.tailMap(from, true) : overlay.subMap(from, true, limit, false);
-            if (own == null || own.isEmpty()) {
-                mergeStreaming(buffers, basement, from, limit, snapshotTs, keys, values);
-            } else {
-                mergeWithOverlay(buffers, basement, from, limit, snapshotTs, own, overlayTombstone, keys, values);
-            }
+            List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
+                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
+            mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values);
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
             return new ScanBatch(keys, values, more ? upper : null);
         } finally {
@@ -102,13 +93,14 @@ public final class ScanBatch {
     }
 
     /**
-     * The common case, no transaction's own writes: each level's visible messages are already in
-     * key order, so they are merged with each other and with the basement's rows in one pass
-     * each, and a tombstone costs a comparison, not a map insertion. A range full of deleted rows
-     * (a queue's head) is skipped quickly that way.
+     * The pending messages in {@code [from, limit)} that a snapshot at {@code snapshotTs} sees, the
+     * newest per key, in key order, as key, value pairs ({@link #TOMBSTONE} for a delete). This is
+     * the common case, no transaction's own writes: each level's visible messages are already in
+     * key order, so they are merged level by level in one pass each, and a tombstone costs a
+     * comparison, not a map insertion. A range full of deleted rows (a queue's head) is skipped
+     * quickly that way.
      */
-    private static void mergeStreaming(List<MessageBuffer> buffers, Basement basement, byte[] from, byte[] limit,
-            long snapshotTs, List<byte[]> keys, List<byte[]> values) {
+    private static List<byte[]> pendingRuns(List<MessageBuffer> buffers, byte[] from, byte[] limit, long snapshotTs) {
         MessageBuffer[] src = new MessageBuffer[0];
         int[] off = new int[0];
         for (int level = buffers.size() - 1; level >= 0; level--) {
@@ -143,63 +135,48 @@ public final class ScanBatch {
             src = java.util.Arrays.copyOf(mSrc, n);
             off = java.util.Arrays.copyOf(mOff, n);
         }
-        int m = 0;
-        byte[] messageKey = src.length > 0 ? src[0].key(off[0]) : null;
-        int p = basement.lowerBound(from);
-        while (p < basement.count() && (limit == null || basement.compareKey(p, limit) < 0)) {
-            while (messageKey != null && basement.compareKey(p, messageKey) > 0) {
-                emitMessage(src[m], off[m], messageKey, keys, values);
-                messageKey = ++m < src.length ? src[m].key(off[m]) : null;
-            }
-            int end = basement.keyEnd(p);
-            if (messageKey != null && basement.compareKey(p, messageKey) == 0) {
-                emitMessage(src[m], off[m], messageKey, keys, values);
-                messageKey = ++m < src.length ? src[m].key(off[m]) : null;
-            } else {
-                int row = basement.visibleRow(p, end, snapshotTs);
-                if (row >= 0) {
-                    keys.add(basement.key(row));
-                    values.add(basement.value(row));
-                }
-            }
-            p = end;
+        List<byte[]> pending = new ArrayList<>(2 * src.length);
+        for (int m = 0; m < src.length; m++) {
+            pending.add(src[m].key(off[m]));
+            pending.add(src[m].type(off[m]) == MessageType.PUT ? src[m].value(off[m]) : TOMBSTONE);
         }
-        while (messageKey != null) {
-            emitMessage(src[m], off[m], messageKey, keys, values);
-            messageKey = ++m < src.length ? src[m].key(off[m]) : null;
-        }
+        return pending;
     }
 
-    private static void emitMessage(MessageBuffer b, int off, byte[] key, List<byte[]> keys, List<byte[]> values) {
-        if (b.type(off) == MessageType.PUT) {
-            keys.add(key);
-            values.add(b.value(off));
-        }
-    }
-
-    /** With a transaction's own writes in range: pending messages and those writes go through a sorted map. */
-    private static void mergeWithOverlay(List<MessageBuffer> buffers, Basement basement, byte[] from, byte[] limit,
-            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, byte[] overlayTombstone, List<byte[]> keys,
-            List<byte[]> values) {
-        TreeMap<byte[], byte[]> pending = new TreeMap<>(Keys::compare);
+    /** As {@link #pendingRuns}, with a transaction's own writes on top, through a sorted map. */
+    private static List<byte[]> pendingWithOverlay(List<MessageBuffer> buffers, byte[] from, byte[] limit,
+            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, byte[] overlayTombstone) {
+        TreeMap<byte[], byte[]> map = new TreeMap<>(Keys::compare);
         for (int level = buffers.size() - 1; level >= 0; level--) {
-            buffers.get(level).applyRange(from, limit, snapshotTs, pending, TOMBSTONE);
+            buffers.get(level).applyRange(from, limit, snapshotTs, map, TOMBSTONE);
         }
         for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
-            pending.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
+            map.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
         }
-        java.util.Iterator<Map.Entry<byte[], byte[]>> it = pending.entrySet().iterator();
-        Map.Entry<byte[], byte[]> next = it.hasNext() ? it.next() : null;
+        List<byte[]> pending = new ArrayList<>(2 * map.size());
+        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+            pending.add(e.getKey());
+            pending.add(e.getValue());
+        }
+        return pending;
+    }
+
+    /**
+     * Merges the basement's rows in {@code [from, limit)} with {@code pending} (key, value pairs in
+     * key order, which win over rows of the same key), keeping what a snapshot at
+     * {@code snapshotTs} sees and dropping tombstones.
+     */
+    private static void mergeWithBasement(Basement basement, byte[] from, byte[] limit, long snapshotTs,
+            List<byte[]> pending, List<byte[]> keys, List<byte[]> values) {
+        int m = 0;
         int p = basement.lowerBound(from);
         while (p < basement.count() && (limit == null || basement.compareKey(p, limit) < 0)) {
-            while (next != null && basement.compareKey(p, next.getKey()) > 0) {
-                emit(next, keys, values);
-                next = it.hasNext() ? it.next() : null;
+            while (m < pending.size() && basement.compareKey(p, pending.get(m)) > 0) {
+                m = emitPending(pending, m, keys, values);
             }
             int end = basement.keyEnd(p);
-            if (next != null && basement.compareKey(p, next.getKey()) == 0) {
-                emit(next, keys, values);
-                next = it.hasNext() ? it.next() : null;
+            if (m < pending.size() && basement.compareKey(p, pending.get(m)) == 0) {
+                m = emitPending(pending, m, keys, values);
             } else {
                 int row = basement.visibleRow(p, end, snapshotTs);
                 if (row >= 0) {
@@ -209,9 +186,18 @@ public final class ScanBatch {
             }
             p = end;
         }
-        while (next != null) {
-            emit(next, keys, values);
-            next = it.hasNext() ? it.next() : null;
+        while (m < pending.size()) {
+            m = emitPending(pending, m, keys, values);
         }
+    }
+
+    /** Emits the pending pair at {@code m} unless it is a tombstone; returns the next pair's index. */
+    private static int emitPending(List<byte[]> pending, int m, List<byte[]> keys, List<byte[]> values) {
+        byte[] value = pending.get(m + 1);
+        if (value != TOMBSTONE) {
+            keys.add(pending.get(m));
+            values.add(value);
+        }
+        return m + 2;
     }
 }
