@@ -1,5 +1,9 @@
 package io.betree.systest;
 
+import static io.betree.systest.FileBytes.flipBit;
+import static io.betree.systest.FileBytes.overwrite;
+import static io.betree.systest.FileBytes.readAt;
+import static io.betree.systest.FileBytes.truncate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -15,7 +19,6 @@ import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.netty.util.ResourceLeakDetector;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -160,34 +163,6 @@ class CorruptionTest {
     static void assertIntact(Outcome outcome, String what) {
         if (!outcome.intact()) {
             fail(what + ": expected the original data, got " + outcome, outcome.error());
-        }
-    }
-
-    static void overwrite(Path file, long position, byte[] bytes) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.seek(position);
-            raf.write(bytes);
-        }
-    }
-
-    static byte[] readAt(Path file, long position, int length) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "r")) {
-            byte[] b = new byte[length];
-            raf.seek(position);
-            raf.readFully(b);
-            return b;
-        }
-    }
-
-    static void flipBit(Path file, long position, int bit) throws IOException {
-        byte[] b = readAt(file, position, 1);
-        b[0] ^= (byte) (1 << bit);
-        overwrite(file, position, b);
-    }
-
-    static void truncate(Path file, long size) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
         }
     }
 

@@ -10,7 +10,6 @@ import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -146,7 +145,7 @@ public final class LeakWorkload {
         Path damaged = copy(envDir, dir.resolve("flipped"));
         for (int i = 0; i < layout.blocks.size(); i += 5) {
             DataFileLayout.Block b = layout.blocks.get(i);
-            flip(damaged.resolve("betree.data"), b.offset() + b.length() / 2);
+            FileBytes.flipBit(damaged.resolve("betree.data"), b.offset() + b.length() / 2, 5);
         }
         readAllExpectingCorruption(damaged, "bit flips");
 
@@ -157,7 +156,7 @@ public final class LeakWorkload {
             if (b.codecId() != 0) {
                 continue;
             }
-            byte[] bytes = readAt(envDir.resolve("betree.data"), b.offset(), b.length());
+            byte[] bytes = FileBytes.readAt(envDir.resolve("betree.data"), b.offset(), b.length());
             ByteBuffer payload = ByteBuffer.wrap(bytes, DataFileLayout.BLOCK_HEADER_SIZE,
                     bytes.length - DataFileLayout.BLOCK_HEADER_SIZE).slice();
             byte tag = payload.get(0);
@@ -186,7 +185,7 @@ public final class LeakWorkload {
             tagsDone += (char) tag;
             Path copy = copy(envDir, dir.resolve("crafted-" + crafted));
             DataFileLayout.fixBlockCrc(bytes);
-            writeAt(copy.resolve("betree.data"), b.offset(), bytes);
+            FileBytes.overwrite(copy.resolve("betree.data"), b.offset(), bytes);
             readAllExpectingCorruption(copy, "malformed " + (char) tag + " block " + b.number());
             crafted++;
         }
@@ -253,27 +252,5 @@ public final class LeakWorkload {
         Files.createDirectories(to);
         Files.copy(from.resolve("betree.data"), to.resolve("betree.data"));
         return to;
-    }
-
-    static void flip(Path file, long position) throws IOException {
-        byte[] b = readAt(file, position, 1);
-        b[0] ^= 0x20;
-        writeAt(file, position, b);
-    }
-
-    static byte[] readAt(Path file, long position, int length) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "r")) {
-            byte[] b = new byte[length];
-            raf.seek(position);
-            raf.readFully(b);
-            return b;
-        }
-    }
-
-    static void writeAt(Path file, long position, byte[] bytes) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.seek(position);
-            raf.write(bytes);
-        }
     }
 }
