@@ -5,6 +5,7 @@ import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
+import io.betree.internal.memory.NodeMemory;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
@@ -215,7 +216,7 @@ public final class OffHeapWorkload {
                 peakNio = Math.max(peakNio, nio);
                 peakNetty = Math.max(peakNetty, netty);
                 peak = Math.max(peak, Math.max(nio, netty));
-                peakPool = Math.max(peakPool, io.betree.internal.memory.NodeMemory.poolBytes());
+                peakPool = Math.max(peakPool, NodeMemory.poolBytes());
                 try {
                     Thread.sleep(50);
                 } catch (InterruptedException e) {

@@ -334,7 +334,7 @@ public final class MessageBuffer {
     int[] visibleInRange(byte[] from, byte[] upper, long snapshotTs) {
         int[] out = new int[16];
         int n = 0;
-        int[] tail = inRange(sortedTail(), from, upper);
+        int[] tail = tailInRange(from, upper);
         int t = 0;
         int k = lowerBound(from, false);
         int last = -1; // offset of the current key's chosen message, -1 before the first key
@@ -364,15 +364,22 @@ public final class MessageBuffer {
         return Arrays.copyOf(out, n);
     }
 
-    private int[] inRange(int[] offsets, byte[] from, byte[] upper) {
+    /** Offsets of the unsorted tail's messages with keys in {@code [from, upper)}, sorted by (key, msn). */
+    private int[] tailInRange(byte[] from, byte[] upper) {
+        Integer[] boxed = new Integer[count - sorted];
         int n = 0;
-        int[] out = new int[offsets.length];
-        for (int off : offsets) {
+        for (int k = sorted; k < count; k++) {
+            int off = offsetAt(k);
             if (compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
-                out[n++] = off;
+                boxed[n++] = off;
             }
         }
-        return n == out.length ? out : Arrays.copyOf(out, n);
+        Arrays.sort(boxed, 0, n, this::compareMessages);
+        int[] out = new int[n];
+        for (int k = 0; k < n; k++) {
+            out[k] = boxed[k];
+        }
+        return out;
     }
 
     /** The largest key of any message, or {@code null} when empty. */
@@ -430,6 +437,11 @@ public final class MessageBuffer {
     /** Compares the keys of two messages of this buffer. */
     int compareKeys(int a, int b) {
         return Keys.compare(data, a + HEADER, keyLength(a), data, b + HEADER, keyLength(b));
+    }
+
+    /** Compares the key of message {@code off} with that of message {@code otherOff} of {@code other}. */
+    int compareKey(int off, MessageBuffer other, int otherOff) {
+        return Keys.compare(data, off + HEADER, keyLength(off), other.data, otherOff + HEADER, other.keyLength(otherOff));
     }
 
     /** Compares the message's key with {@code key}. */

@@ -115,9 +115,7 @@ public final class ScanBatch {
             int i = 0;
             int j = 0;
             while (i < src.length || j < visible.length) {
-                int c = i >= src.length ? 1 : j >= visible.length ? -1
-                        : Keys.compare(src[i].data(), off[i] + MessageBuffer.HEADER, src[i].keyLength(off[i]),
-                                b.data(), visible[j] + MessageBuffer.HEADER, b.keyLength(visible[j]));
+                int c = i >= src.length ? 1 : j >= visible.length ? -1 : src[i].compareKey(off[i], b, visible[j]);
                 if (c < 0) {
                     mSrc[n] = src[i];
                     mOff[n++] = off[i++];
