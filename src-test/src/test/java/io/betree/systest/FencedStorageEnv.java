@@ -47,6 +47,13 @@ final class FencedStorageEnv implements StorageEnv {
         T call() throws IOException;
     }
 
+    private void passAction(IoAction action) throws IOException {
+        pass(() -> {
+            action.run();
+            return null;
+        });
+    }
+
     private <T> T pass(IoCall<T> call) throws IOException {
         gate.readLock().lock();
         try {
@@ -72,18 +79,12 @@ final class FencedStorageEnv implements StorageEnv {
 
     @Override
     public void delete(Path path) throws IOException {
-        pass(() -> {
-            delegate.delete(path);
-            return null;
-        });
+        passAction(() -> delegate.delete(path));
     }
 
     @Override
     public void rename(Path source, Path target) throws IOException {
-        pass(() -> {
-            delegate.rename(source, target);
-            return null;
-        });
+        passAction(() -> delegate.rename(source, target));
     }
 
     @Override
@@ -93,18 +94,12 @@ final class FencedStorageEnv implements StorageEnv {
 
     @Override
     public void createDirectories(Path dir) throws IOException {
-        pass(() -> {
-            delegate.createDirectories(dir);
-            return null;
-        });
+        passAction(() -> delegate.createDirectories(dir));
     }
 
     @Override
     public void syncDirectory(Path dir) throws IOException {
-        pass(() -> {
-            delegate.syncDirectory(dir);
-            return null;
-        });
+        passAction(() -> delegate.syncDirectory(dir));
     }
 
     @Override
@@ -131,26 +126,17 @@ final class FencedStorageEnv implements StorageEnv {
 
         @Override
         public void readFully(ByteBuffer dst, long position) throws IOException {
-            pass(() -> {
-                h.readFully(dst, position);
-                return null;
-            });
+            passAction(() -> h.readFully(dst, position));
         }
 
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
-            pass(() -> {
-                h.write(src, position);
-                return null;
-            });
+            passAction(() -> h.write(src, position));
         }
 
         @Override
         public void sync() throws IOException {
-            pass(() -> {
-                h.sync();
-                return null;
-            });
+            passAction(() -> h.sync());
         }
 
         @Override
@@ -160,10 +146,7 @@ final class FencedStorageEnv implements StorageEnv {
 
         @Override
         public void truncate(long size) throws IOException {
-            pass(() -> {
-                h.truncate(size);
-                return null;
-            });
+            passAction(() -> h.truncate(size));
         }
 
         @Override
