@@ -38,11 +38,10 @@ import java.util.function.Predicate;
  * <p>All methods synchronize on the env; it is built for correctness, not speed. Files larger than
  * 2 GiB are not supported for crash simulation. Real syncs are still passed to the wrapped env.
  */
-public final class FaultInjectingStorageEnv implements StorageEnv {
+public final class FaultInjectingStorageEnv extends ForwardingStorageEnv {
 
     private static final long NONE = Long.MAX_VALUE;
 
-    private final StorageEnv delegate;
     /** Crash state of every file opened through this env since the last crash, by absolute path. */
     private final Map<Path, FileShadow> shadows = new HashMap<>();
     /** Creations, renames and deletions not yet made durable by a directory sync, oldest first. */
@@ -65,7 +64,7 @@ public final class FaultInjectingStorageEnv implements StorageEnv {
 
     /** Wraps {@code delegate}, with no faults armed. */
     public FaultInjectingStorageEnv(StorageEnv delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(Objects.requireNonNull(delegate, "delegate"));
     }
 
     /** Wraps the default env. */
@@ -219,11 +218,6 @@ public final class FaultInjectingStorageEnv implements StorageEnv {
     }
 
     @Override
-    public boolean exists(Path path) {
-        return delegate.exists(path);
-    }
-
-    @Override
     public synchronized void delete(Path path) throws IOException {
         Path key = key(path);
         if (!delegate.exists(key)) {
@@ -253,16 +247,6 @@ public final class FaultInjectingStorageEnv implements StorageEnv {
             shadows.put(to, moved);
         }
         pendingOps.add(new Renamed(from, to, previousTarget));
-    }
-
-    @Override
-    public List<Path> list(Path dir) throws IOException {
-        return delegate.list(dir);
-    }
-
-    @Override
-    public void createDirectories(Path dir) throws IOException {
-        delegate.createDirectories(dir);
     }
 
     @Override
