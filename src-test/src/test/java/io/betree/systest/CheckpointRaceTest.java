@@ -8,6 +8,7 @@ import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
+import io.betree.StorageSeam;
 import io.betree.internal.storage.FaultInjectingStorageEnv;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -60,8 +61,8 @@ class CheckpointRaceTest {
     private void round(Path dir, Random rnd) throws Exception {
         FaultInjectingStorageEnv fi = new FaultInjectingStorageEnv();
         FencedStorageEnv fenced = new FencedStorageEnv(fi);
-        EnvironmentOptions options = EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
-                .checkpointInterval(Duration.ZERO).storage(fenced);
+        EnvironmentOptions options = StorageSeam.withStorage(EnvironmentOptions.defaults()
+                .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES).checkpointInterval(Duration.ZERO), fenced);
         Environment env = Environment.open(dir, options);
         Index busy = env.openIndex("busy", shape());
         AtomicBoolean stop = new AtomicBoolean();

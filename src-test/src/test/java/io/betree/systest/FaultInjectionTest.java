@@ -11,6 +11,7 @@ import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
+import io.betree.StorageSeam;
 import io.betree.Transaction;
 import io.betree.WriteConflictException;
 import io.betree.internal.storage.FaultInjectingStorageEnv;
@@ -178,8 +179,8 @@ class FaultInjectionTest {
         }
 
         void open(Duration checkpointInterval) {
-            EnvironmentOptions options = AccountsWorkload.options().durability(durability).storage(fenced)
-                    .checkpointInterval(checkpointInterval).syncInterval(Duration.ofMillis(10));
+            EnvironmentOptions options = StorageSeam.withStorage(AccountsWorkload.options().durability(durability)
+                    .checkpointInterval(checkpointInterval).syncInterval(Duration.ofMillis(10)), fenced);
             env = Environment.open(dir, options);
             ix = AccountsWorkload.open(env);
             live = AccountsWorkload.lastSeq(env, ix);
@@ -334,7 +335,7 @@ class FaultInjectionTest {
             // And once more after a crash that loses nothing synced: recovery of a recovered log.
             FaultInjectingStorageEnv again = new FaultInjectingStorageEnv();
             FencedStorageEnv againFenced = new FencedStorageEnv(again);
-            Environment e = Environment.open(dir, clean.storage(againFenced));
+            Environment e = Environment.open(dir, StorageSeam.withStorage(clean, againFenced));
             AccountsWorkload.Indexes x = AccountsWorkload.open(e);
             for (long seq = m.commits + 11; seq <= m.commits + 20; seq++) {
                 w.commit(e, x, seq);
@@ -641,7 +642,7 @@ class FaultInjectionTest {
     // ------------------------------------------------------------------ focused contract checks
 
     private static EnvironmentOptions faulty(StorageEnv storage) {
-        return AccountsWorkload.options().storage(storage).checkpointInterval(Duration.ZERO);
+        return StorageSeam.withStorage(AccountsWorkload.options().checkpointInterval(Duration.ZERO), storage);
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.betree.txn;
 
-import io.betree.BetreeException;
+import io.betree.internal.fault.BetreeException;
 import io.betree.internal.log.LogReader;
 import io.betree.internal.log.LogRecordType;
 import io.betree.internal.storage.StorageEnv;

@@ -3,7 +3,6 @@ package io.betree.txn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.internal.log.CheckpointRecord;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CreateIndexRecord;
 import io.betree.internal.log.WriteAheadLog;
@@ -43,9 +42,8 @@ class LogDumpTest {
         try (WriteAheadLog log = WriteAheadLog.open(StorageEnv.defaultEnv(), dir, 1 << 20)) {
             log.replay(0, (lsn, type, payload) -> { });
             log.append(new CreateIndexRecord(1, "orders", "ZSTD", 3, 4 << 20, 64 << 10, 16));
-            log.append(new CommitRecord(5, List.of(CommitRecord.Op.put(1, new byte[] {1, 2}, new byte[] {3}),
+            return log.append(new CommitRecord(5, List.of(CommitRecord.Op.put(1, new byte[] {1, 2}, new byte[] {3}),
                     CommitRecord.Op.delete(1, new byte[] {9}))));
-            return log.append(new CheckpointRecord(0, 5));
         }
     }
 
@@ -60,13 +58,11 @@ class LogDumpTest {
         long end = writeLog();
         assertEquals(0, dump(dir.toString()), err.toString(StandardCharsets.UTF_8));
         String[] lines = output().split("\\R");
-        assertEquals(4, lines.length, output());
+        assertEquals(3, lines.length, output());
         assertTrue(lines[0].matches(" +0  CREATE_INDEX  index=1 name=\"orders\" codec=ZSTD.*"), lines[0]);
         assertTrue(lines[1].contains("COMMIT") && lines[1].contains("ts=5 ops=2 [put index=1 key=0x0102 value=0x03; "
                 + "delete index=1 key=0x09]"), lines[1]);
-        assertTrue(lines[2].contains("CHECKPOINT") && lines[2].contains("checkpointLsn=0 checkpointTs=5"), lines[2]);
-        assertEquals("# 1 COMMIT, 1 CREATE_INDEX, 1 CHECKPOINT, 3 records shown; log spans LSNs [0, " + end + ")",
-                lines[3]);
+        assertEquals("# 1 COMMIT, 1 CREATE_INDEX, 2 records shown; log spans LSNs [0, " + end + ")", lines[2]);
     }
 
     @Test

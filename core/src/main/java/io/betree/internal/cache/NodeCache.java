@@ -1,8 +1,8 @@
 package io.betree.internal.cache;
 
-import io.betree.BetreeIOException;
+import io.betree.internal.fault.BetreeIOException;
+import io.betree.compression.BlockCompressor;
 import io.betree.internal.memory.NodeMemory;
-import io.betree.internal.storage.BlockFile;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -22,7 +22,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * at most what is pinned at once (a few root-to-leaf paths).
  */
 public final class NodeCache {
-    private final BlockFile file;
+    private final BackingStore store;
     private final NodeMemory memory;
     private final long budgetBytes;
     private final ReentrantLock lock = new ReentrantLock();
@@ -46,12 +46,16 @@ public final class NodeCache {
     private long writeBacks;
     private long misses;
 
-    public NodeCache(BlockFile file, NodeMemory memory, long budgetBytes) {
-        this.file = file;
+    /**
+     * A cache of {@code budgetBytes} over {@code store}, its entries in {@code memory}; starts the
+     * evictor thread, which {@link #releaseAll()} stops.
+     */
+    public NodeCache(BackingStore store, NodeMemory memory, long budgetBytes) {
+        this.store = store;
         this.memory = memory;
         this.budgetBytes = budgetBytes;
         this.hardLimitBytes = budgetBytes + budgetBytes / 4;
-        this.evictor = new Thread(this::evictLoop, "betree-evictor " + file.path().getFileName());
+        this.evictor = new Thread(this::evictLoop, "betree-evictor " + store.name());
         evictor.setDaemon(true);
         evictor.start();
     }
@@ -62,9 +66,9 @@ public final class NodeCache {
     }
 
     /**
-     * Pins the entry of {@code blockNumber}, loading it from the block file when absent.
+     * Pins the entry of {@code blockNumber}, fetching it from the backing store when absent.
      *
-     * @throws io.betree.CorruptionException if the stored block is damaged
+     * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public <E extends CacheEntry> E pin(long blockNumber, Class<E> type, EntryLoader<E> loader) {
         lock.lock();
@@ -100,28 +104,7 @@ public final class NodeCache {
     }
 
     private <E extends CacheEntry> E load(long blockNumber, EntryLoader<E> loader) {
-        ByteBuf[] holder = new ByteBuf[1];
-        int[] length = new int[1];
-        try {
-            file.read(blockNumber, size -> {
-                holder[0] = memory.allocate(size);
-                length[0] = size;
-                return holder[0].nioBuffer(0, size);
-            });
-        } catch (IOException e) {
-            memory.release(holder[0]);
-            throw new BetreeIOException("reading block " + blockNumber + " of " + file.path(), e);
-        } catch (IllegalArgumentException e) {
-            memory.release(holder[0]);
-            throw new io.betree.CorruptionException(file.path(), blockNumber,
-                    "a stored pointer names a block that does not exist (" + e.getMessage() + ")", e);
-        } catch (RuntimeException e) {
-            memory.release(holder[0]);
-            throw e;
-        }
-        ByteBuf data = holder[0];
-        data.writerIndex(length[0]);
-        return loader.load(blockNumber, data);
+        return loader.load(blockNumber, store.fetch(blockNumber));
     }
 
     private static <E extends CacheEntry> E cast(CacheEntry e, Class<E> type) {
@@ -229,7 +212,7 @@ public final class NodeCache {
 
     /**
      * Drops a pinned entry whose block has been freed: its memory is released and nothing is
-     * written. The caller frees the block number in the block file.
+     * written. The caller frees the block number in storage.
      */
     public void discard(CacheEntry e) {
         lock.lock();
@@ -412,16 +395,13 @@ public final class NodeCache {
     }
 
     /** Writes (and releases) an image of block {@code block}, for a checkpoint or as a write-back. */
-    private void writeImage(long block, ByteBuf image, io.betree.compression.BlockCompressor codec, boolean forCheckpoint) {
+    private void writeImage(long block, ByteBuf image, BlockCompressor codec, boolean forCheckpoint) {
         try {
-            java.nio.ByteBuffer payload = image.nioBuffer(image.readerIndex(), image.readableBytes());
             if (forCheckpoint) {
-                file.writeForCheckpoint(block, payload, codec);
+                store.writeCheckpointImage(block, image, codec);
             } else {
-                file.write(block, payload, codec);
+                store.writeBack(block, image, codec);
             }
-        } catch (IOException ex) {
-            throw new BetreeIOException("writing block " + block + " of " + file.path(), ex);
         } finally {
             memory.release(image);
         }
@@ -439,7 +419,7 @@ public final class NodeCache {
     }
 
     /**
-     * Marks every dirty entry as owed to the checkpoint that the block file has just begun. The
+     * Marks every dirty entry as owed to the checkpoint that storage has just begun. The
      * caller holds every index's write lock, so no entry is half-modified.
      */
     public void beginCheckpoint() {

@@ -1,6 +1,6 @@
 package io.betree.internal.storage;
 
-import io.betree.CorruptionException;
+import io.betree.internal.fault.CorruptionException;
 import io.betree.compression.BlockCompressor;
 import io.betree.compression.CompressionFormatException;
 import io.betree.compression.Compressors;

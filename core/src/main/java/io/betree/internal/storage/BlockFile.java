@@ -1,6 +1,6 @@
 package io.betree.internal.storage;
 
-import io.betree.CorruptionException;
+import io.betree.internal.fault.CorruptionException;
 import io.betree.compression.BlockCompressor;
 import java.io.Closeable;
 import java.io.EOFException;
@@ -108,7 +108,7 @@ public final class BlockFile implements Closeable {
      * never became part of a checkpoint) is truncated away.
      *
      * @throws CorruptionException if the file is not a block file or neither header slot is usable
-     * @throws io.betree.BetreeException if the file was written by a newer format version
+     * @throws io.betree.internal.fault.BetreeException if the file was written by a newer format version
      * @throws IOException if the file cannot be read, created or opened
      */
     public static BlockFile open(StorageEnv env, Path path) throws IOException {

@@ -1,7 +1,7 @@
 package io.betree.internal.storage;
 
-import io.betree.BetreeException;
-import io.betree.CorruptionException;
+import io.betree.internal.fault.BetreeException;
+import io.betree.internal.fault.CorruptionException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;

@@ -69,7 +69,7 @@ final class BlockHeader {
      *
      * @return the fields when everything including the CRC checks out
      * @throws InvalidDataException with a description of the first problem found; callers turn it
-     *     into a {@link io.betree.CorruptionException}
+     *     into a {@link io.betree.internal.fault.CorruptionException}
      */
     static Fields verify(ByteBuffer block, int diskLength, long expectedBlockNumber)
             throws InvalidDataException {

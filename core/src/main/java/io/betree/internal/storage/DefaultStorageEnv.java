@@ -1,6 +1,6 @@
 package io.betree.internal.storage;
 
-import io.betree.BetreeException;
+import io.betree.internal.fault.DirectoryInUseException;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -132,8 +132,8 @@ final class DefaultStorageEnv implements StorageEnv {
         return new HeldLock(key, lock, ch);
     }
 
-    private static BetreeException conflict(Path dir, String holder) {
-        return new BetreeException("already open by another process/environment: " + dir
+    private static DirectoryInUseException conflict(Path dir, String holder) {
+        return new DirectoryInUseException("already open by another process/environment: " + dir
                 + (holder.isEmpty() ? "" : " (" + holder + ")"));
     }
 

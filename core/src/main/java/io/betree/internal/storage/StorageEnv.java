@@ -47,7 +47,7 @@ public interface StorageEnv {
      * and other holders in this JVM alike. The lock is held until the returned handle is closed
      * (closing it twice is harmless) or the process ends.
      *
-     * @throws io.betree.BetreeException with the message
+     * @throws io.betree.internal.fault.DirectoryInUseException with the message
      *     {@code "already open by another process/environment: <dir>"} if the lock is held
      * @throws IOException if the lock file cannot be created or locked for another reason
      */

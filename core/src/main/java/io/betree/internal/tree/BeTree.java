@@ -1,14 +1,16 @@
 package io.betree.internal.tree;
 
-import io.betree.BetreeException;
+import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.EnvironmentFailedException;
+import io.betree.internal.fault.FailureListener;
 import io.betree.internal.storage.BlockFile;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * One index's B-epsilon tree. Writes become messages in the root's buffers and move down in
@@ -19,32 +21,36 @@ import java.util.function.LongSupplier;
  * <p>Thread-safe: writers of one tree are serialized by its lock; readers share it. Nodes are
  * pinned while in use and unpinned before a method returns. After a failure in the middle of a
  * write (an I/O error while evicting, say) the in-memory tree may be inconsistent, so the tree
- * refuses further use until the environment is reopened.
+ * tells its {@link FailureListener} and refuses further use until the environment is reopened.
  */
 public final class BeTree {
     private final NodeStore store;
     private volatile TreeConfig config;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final Reshaper reshaper;
+    private final FailureListener failures;
     private long rootBlock;
     private byte[] maxKey;
     private boolean maxKeyKnown;
     private volatile Throwable failure;
     private volatile boolean closed;
 
-    private BeTree(NodeStore store, TreeConfig config, LongSupplier horizon, long rootBlock) {
+    private BeTree(NodeStore store, TreeConfig config, MvccHorizon horizon, FailureListener failures, long rootBlock) {
         this.store = store;
         this.config = config;
         this.rootBlock = rootBlock;
+        this.failures = failures;
         this.reshaper = new Reshaper(store, config, horizon);
     }
 
     /**
-     * A new empty tree: a root leaf with one empty basement.
+     * A new empty tree: a root with one empty buffer over a leaf with one empty basement.
      *
-     * @param horizon the oldest snapshot timestamp any reader may still use
+     * @param horizon tells which row versions readers may still need
+     * @param failures told of a write that failed half-way
      */
-    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, LongSupplier horizon) {
+    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
+            FailureListener failures) {
         NodeStore store = new NodeStore(cache, file, config.codec());
         LeafNode leaf = store.newLeaf();
         List<Long> children = new ArrayList<>();
@@ -56,22 +62,44 @@ public final class BeTree {
         InternalNode root = store.newInternal(1, new ArrayList<>(), children, buffers);
         store.unpin(leaf, true);
         store.unpin(root, true);
-        BeTree tree = new BeTree(store, config, horizon, root.blockNumber());
+        BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber());
         tree.maxKeyKnown = true;
         return tree;
     }
 
-    /** A stored tree whose root is block {@code rootBlock}. */
-    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, LongSupplier horizon, long rootBlock) {
-        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, rootBlock);
+    /** A stored tree whose root is block {@code rootBlock}; see {@link #create} for the other arguments. */
+    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
+            FailureListener failures, long rootBlock) {
+        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, failures, rootBlock);
     }
 
-    /** The tree's lock; a checkpoint holds its write lock to see a quiescent tree. */
-    public ReentrantReadWriteLock lock() {
-        return lock;
+    /**
+     * Runs {@code action} while none of {@code trees} changes: writes in progress finish first and
+     * new ones wait until it returns; reads go on. A checkpoint uses it to capture every tree's
+     * root and dirty nodes at one moment. Trees are paused in list order, so callers that pause
+     * overlapping sets must list them in the same order.
+     */
+    public static <T> T whileUnchanged(List<BeTree> trees, Supplier<T> action) {
+        return whileUnchanged(trees, 0, action);
     }
 
-    /** Block number of the current root; call with the lock held. */
+    private static <T> T whileUnchanged(List<BeTree> trees, int from, Supplier<T> action) {
+        if (from == trees.size()) {
+            return action.get();
+        }
+        ReentrantReadWriteLock.WriteLock writes = trees.get(from).lock.writeLock();
+        writes.lock();
+        try {
+            return whileUnchanged(trees, from + 1, action);
+        } finally {
+            writes.unlock();
+        }
+    }
+
+    /**
+     * Block number of the current root. Stable only while the tree cannot change (inside
+     * {@link #whileUnchanged}); otherwise a root that may already have been replaced.
+     */
     public long rootBlock() {
         return rootBlock;
     }
@@ -82,7 +110,7 @@ public final class BeTree {
     }
 
     /** Compresses nodes created from now on with {@code codec}; existing blocks stay readable. */
-    public void useCodec(io.betree.compression.BlockCompressor codec) {
+    public void useCodec(BlockCompressor codec) {
         TreeConfig c = config;
         if (c.codec().id() != codec.id() || c.codec().level() != codec.level()) {
             config = new TreeConfig(c.nodeSize(), c.basementSize(), c.fanout(), codec);
@@ -110,7 +138,8 @@ public final class BeTree {
         }
         Throwable f = failure;
         if (f != null) {
-            throw new BetreeException("index is unusable after an earlier failure (" + f + "); reopen the environment", f);
+            throw new EnvironmentFailedException("index is unusable after an earlier failure (" + f
+                    + "); reopen the environment", f);
         }
     }
 
@@ -165,6 +194,7 @@ public final class BeTree {
                 applyWrite(type, key, value, msn);
             } catch (RuntimeException | Error e) {
                 failure = e;
+                failures.failed(e);
                 throw e;
             }
         } finally {
@@ -181,23 +211,14 @@ public final class BeTree {
         if (beyond && type == MessageType.DELETE) {
             return; // No message or entry exists at or beyond this key: nothing to delete.
         }
-        CacheEntry root = store.pinNode(rootBlock);
+        InternalNode root = store.pinRoot(rootBlock);
         try {
             if (beyond) {
                 reshaper.appendRightmost(root, key, value, msn);
                 maxKey = key.clone();
-            } else if (root instanceof LeafNode) {
-                MessageBuffer one = new MessageBuffer(store.memory());
-                try {
-                    one.append(type, msn, 0L, key, value);
-                    reshaper.applyToLeaf((LeafNode) root, one, 0, 1);
-                } finally {
-                    one.release();
-                }
             } else {
-                InternalNode in = (InternalNode) root;
-                in.buffers.get(in.childFor(key)).append(type, msn, 0L, key, value);
-                reshaper.flushWhileOverfull(in);
+                root.buffers.get(root.childFor(key)).append(type, msn, 0L, key, value);
+                reshaper.flushWhileOverfull(root);
             }
             root = reshaper.fixRoot(root, beyond, this::setRoot);
         } finally {
@@ -221,33 +242,6 @@ public final class BeTree {
         try {
             checkUsable();
             return ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
-    /** Height of the tree (0 when the root is a leaf), for tests and statistics. */
-    public int height() {
-        lock.readLock().lock();
-        try {
-            CacheEntry root = store.pinNode(rootBlock);
-            try {
-                return root instanceof InternalNode ? ((InternalNode) root).height : 0;
-            } finally {
-                store.unpin(root, false);
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
-    /** Lists the blocks of the tree; used by tests that damage specific blocks. */
-    public List<Long> blocks() {
-        lock.readLock().lock();
-        try {
-            List<Long> out = new ArrayList<>();
-            reshaper.collectBlocks(rootBlock, out);
-            return out;
         } finally {
             lock.readLock().unlock();
         }

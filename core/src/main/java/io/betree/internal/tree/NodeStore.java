@@ -1,6 +1,6 @@
 package io.betree.internal.tree;
 
-import io.betree.CorruptionException;
+import io.betree.internal.fault.CorruptionException;
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
@@ -46,6 +46,16 @@ final class NodeStore {
             throw new CorruptionException(file.path(), block, "a tree pointer leads to a basement, not a node", null);
         }
         return e;
+    }
+
+    /** Pins a tree's root, which is always an internal node. */
+    InternalNode pinRoot(long block) {
+        CacheEntry e = pinNode(block);
+        if (!(e instanceof InternalNode)) {
+            cache.unpin(e, false);
+            throw new CorruptionException(file.path(), block, "a tree's root is not an internal node", null);
+        }
+        return (InternalNode) e;
     }
 
     Basement pinBasement(long block) {

@@ -15,13 +15,13 @@ final class Reshaper {
 
     private final NodeStore store;
     private final TreeConfig config;
-    private final java.util.function.LongSupplier horizon;
+    private final MvccHorizon horizon;
 
     /**
      * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
      *     could see are dropped when basements are rewritten
      */
-    Reshaper(NodeStore store, TreeConfig config, java.util.function.LongSupplier horizon) {
+    Reshaper(NodeStore store, TreeConfig config, MvccHorizon horizon) {
         this.store = store;
         this.config = config;
         this.horizon = horizon;
@@ -94,7 +94,7 @@ final class Reshaper {
             if (end > m) {
                 Basement basement = store.pinBasement(leaf.basements.get(b));
                 try {
-                    basement.apply(msgs, m, end, horizon.getAsLong());
+                    basement.apply(msgs, m, end, horizon.oldestSnapshot());
                     leaf.basementBytes.set(b, basement.bytes());
                     b += splitBasement(leaf, b, basement);
                 } finally {
@@ -403,36 +403,30 @@ final class Reshaper {
 
     /**
      * Repairs the root after a write: splits it under a new root, or replaces a root with a single
-     * child by that child. Takes the pinned root and returns the pinned (possibly new) root.
+     * child by that child (the root is always an internal node: a root split makes one, and a
+     * collapse stops at height 1). Takes the pinned root and returns the pinned (possibly new) root.
      */
-    CacheEntry fixRoot(CacheEntry root, boolean sequential, LongConsumer setRoot) {
+    InternalNode fixRoot(InternalNode root, boolean sequential, LongConsumer setRoot) {
         while (true) {
-            boolean oversized = root instanceof LeafNode
-                    ? ((LeafNode) root).totalBytes() > config.nodeSize() && ((LeafNode) root).basements.size() > 1
-                    : ((InternalNode) root).children.size() > config.fanout();
-            if (oversized) {
-                int height = root instanceof InternalNode ? ((InternalNode) root).height + 1 : 1;
-                List<byte[]> pivots = new ArrayList<>();
+            if (root.children.size() > config.fanout()) {
                 List<Long> children = new ArrayList<>();
                 children.add(root.blockNumber());
                 List<MessageBuffer> buffers = new ArrayList<>();
                 buffers.add(new MessageBuffer(store.memory()));
-                InternalNode newRoot = store.newInternal(height, pivots, children, buffers);
+                InternalNode newRoot = store.newInternal(root.height + 1, new ArrayList<>(), children, buffers);
                 setRoot.accept(newRoot.blockNumber());
                 fixChild(newRoot, 0, root, sequential);
                 root = newRoot;
                 continue;
             }
-            if (root instanceof InternalNode && ((InternalNode) root).children.size() == 1
-                    && ((InternalNode) root).height > 1) {
-                InternalNode in = (InternalNode) root;
-                if (in.buffers.get(0).count() > 0) {
-                    flushChild(in, 0);
+            if (root.children.size() == 1 && root.height > 1) {
+                if (root.buffers.get(0).count() > 0) {
+                    flushChild(root, 0);
                     continue;
                 }
-                CacheEntry child = store.pinChild(in, 0);
+                InternalNode child = (InternalNode) store.pinChild(root, 0);
                 setRoot.accept(child.blockNumber());
-                store.free(in);
+                store.free(root);
                 root = child;
                 continue;
             }
@@ -487,32 +481,5 @@ final class Reshaper {
             }
         }
         return null;
-    }
-
-    /** Appends every block number reachable from {@code block}. */
-    void collectBlocks(long block, List<Long> out) {
-        CacheEntry node = store.pinNode(block);
-        try {
-            collectUnder(node, out);
-        } finally {
-            store.unpin(node, false);
-        }
-    }
-
-    private void collectUnder(CacheEntry node, List<Long> out) {
-        out.add(node.blockNumber());
-        if (node instanceof LeafNode) {
-            out.addAll(((LeafNode) node).basements);
-            return;
-        }
-        InternalNode in = (InternalNode) node;
-        for (int j = 0; j < in.children.size(); j++) {
-            CacheEntry child = store.pinChild(in, j);
-            try {
-                collectUnder(child, out);
-            } finally {
-                store.unpin(child, false);
-            }
-        }
     }
 }

@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.BetreeException;
-import io.betree.CorruptionException;
+import io.betree.internal.fault.BetreeException;
+import io.betree.internal.fault.CorruptionException;
 import io.betree.compression.BlockCompressor;
 import io.betree.compression.CompressionFormatException;
 import io.betree.compression.Compressors;

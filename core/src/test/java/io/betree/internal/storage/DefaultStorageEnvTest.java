@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.BetreeException;
+import io.betree.internal.fault.BetreeException;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;

@@ -213,7 +213,7 @@ class FaultInjectingStorageEnvTest {
     void locksDieWithACrash() throws IOException {
         Path lockFile = dir.resolve("LOCK");
         env.lock(lockFile);
-        assertThrows(io.betree.BetreeException.class, () -> env.lock(lockFile));
+        assertThrows(io.betree.internal.fault.BetreeException.class, () -> env.lock(lockFile));
         env.crash();
         env.lock(lockFile).close();
     }

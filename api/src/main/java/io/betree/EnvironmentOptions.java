@@ -1,0 +1,146 @@
+package io.betree;
+
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.StorageEnv;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of an {@link Environment}. Immutable: each setter returns a new instance.
+ *
+ * <pre>{@code EnvironmentOptions.defaults().cacheBytes(256L << 20).durability(Durability.SYNC)}</pre>
+ */
+public final class EnvironmentOptions {
+    /** Default node cache budget: 128 MiB. */
+    public static final long DEFAULT_CACHE_BYTES = 128L << 20;
+    /** Smallest accepted cache budget: 16 MiB. */
+    public static final long MIN_CACHE_BYTES = 16L << 20;
+
+    private final long cacheBytes;
+    private final StorageEnv storage;
+    private final Durability durability;
+    private final Duration syncInterval;
+    private final Duration checkpointInterval;
+    private final long logSegmentBytes;
+
+    private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
+            Duration checkpointInterval, long logSegmentBytes) {
+        this.cacheBytes = cacheBytes;
+        this.storage = storage;
+        this.durability = durability;
+        this.syncInterval = syncInterval;
+        this.checkpointInterval = checkpointInterval;
+        this.logSegmentBytes = logSegmentBytes;
+    }
+
+    /**
+     * The defaults: a 128 MiB cache (smaller when the JVM's direct-memory limit could not hold
+     * it, but at least {@link #MIN_CACHE_BYTES}), {@link Durability#SYNC}, a checkpoint every 60
+     * seconds, 64 MiB log segments, the platform's file system.
+     */
+    public static EnvironmentOptions defaults() {
+        long fits = (NodeMemory.maxDirectMemory() - (8L << 20)) / 7 * 4;
+        long cache = NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
+                : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
+        return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
+                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20);
+    }
+
+    /**
+     * The byte budget of the off-heap node cache, shared by every index of the environment. Nodes
+     * live outside the Java heap, so this may exceed {@code -Xmx}; on JDK 17-23 the JVM's direct
+     * memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap size) must then be raised,
+     * see the README.
+     *
+     * @throws IllegalArgumentException if below {@link #MIN_CACHE_BYTES}
+     */
+    public EnvironmentOptions cacheBytes(long bytes) {
+        if (bytes < MIN_CACHE_BYTES) {
+            throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
+        }
+        return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
+    }
+
+    /** What a returned commit promises; default {@link Durability#SYNC}. */
+    public EnvironmentOptions durability(Durability durability) {
+        Objects.requireNonNull(durability, "durability");
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
+    }
+
+    /**
+     * How often the log is synced under {@link Durability#ASYNC}; default 50 ms.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public EnvironmentOptions syncInterval(Duration interval) {
+        Objects.requireNonNull(interval, "interval");
+        if (interval.isNegative() || interval.isZero()) {
+            throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes);
+    }
+
+    /**
+     * How often a checkpoint runs in the background; default 60 s. {@link Duration#ZERO} turns
+     * periodic checkpoints off ({@link Environment#checkpoint()} and close still checkpoint).
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public EnvironmentOptions checkpointInterval(Duration interval) {
+        Objects.requireNonNull(interval, "interval");
+        if (interval.isNegative()) {
+            throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes);
+    }
+
+    /**
+     * Size at which the log moves to a new segment file; default 64 MiB, at least 1 MiB. Segments
+     * wholly before the last checkpoint are deleted.
+     */
+    public EnvironmentOptions logSegmentBytes(long bytes) {
+        if (bytes < (1L << 20)) {
+            throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes);
+    }
+
+    /**
+     * The file layer the environment uses. The default is the platform's file system; tests pass a
+     * wrapper that injects faults, through the test-jar's {@code StorageSeam}. Not public API.
+     */
+    EnvironmentOptions storage(StorageEnv storage) {
+        return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
+                checkpointInterval, logSegmentBytes);
+    }
+
+    /** The cache budget in bytes. */
+    public long cacheBytes() {
+        return cacheBytes;
+    }
+
+    /** The durability of commits. */
+    public Durability durability() {
+        return durability;
+    }
+
+    /** The sync interval under {@link Durability#ASYNC}. */
+    public Duration syncInterval() {
+        return syncInterval;
+    }
+
+    /** The periodic checkpoint interval ({@link Duration#ZERO}: off). */
+    public Duration checkpointInterval() {
+        return checkpointInterval;
+    }
+
+    /** The log segment size. */
+    public long logSegmentBytes() {
+        return logSegmentBytes;
+    }
+
+    /** The file layer. */
+    StorageEnv storage() {
+        return storage;
+    }
+}

@@ -1,0 +1,212 @@
+package io.betree;
+
+import io.betree.internal.engine.StoredIndex;
+import io.betree.internal.tree.BeTree;
+import io.betree.internal.txn.WriteOp;
+import java.util.List;
+import java.util.NavigableMap;
+import java.util.Objects;
+
+/**
+ * A named, ordered map from byte-string keys to byte-string values inside an {@link Environment}.
+ * Keys sort as unsigned byte strings (a proper prefix first). Obtained from
+ * {@link Environment#openIndex}; valid until the environment closes.
+ *
+ * <p>Methods without a {@link Transaction} act as a transaction of their own: a write is committed
+ * (and durable as the environment's {@link Durability} says) when it returns; a read sees the
+ * latest commit. Methods with one act within it.
+ *
+ * <p>Thread-safe: any number of threads may call any method concurrently. Commits are applied one
+ * at a time; reads run in parallel with each other and with commits. Arguments are copied before a
+ * method returns and returned arrays are fresh copies, so callers may reuse their arrays.
+ */
+public final class Index {
+    /** Longest accepted key: 32 KiB. */
+    public static final int MAX_KEY_BYTES = 32 << 10;
+    /** Longest accepted value: 16 MiB. */
+    public static final int MAX_VALUE_BYTES = 16 << 20;
+
+    private final Environment env;
+    private final String name;
+    private final int id;
+    private final BeTree tree;
+
+    Index(Environment env, StoredIndex stored) {
+        this.env = env;
+        this.name = stored.name();
+        this.id = stored.id();
+        this.tree = stored.tree();
+    }
+
+    int id() {
+        return id;
+    }
+
+    /** The index's name. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Stores {@code value} under {@code key}, replacing any previous value.
+     *
+     * @throws NullPointerException if key or value is null
+     * @throws IllegalArgumentException if the key exceeds {@link #MAX_KEY_BYTES} or the value
+     *     {@link #MAX_VALUE_BYTES}
+     * @throws IllegalStateException if the environment is closed
+     * @throws BetreeException if the write fails in storage
+     */
+    public void put(byte[] key, byte[] value) {
+        checkKey(key);
+        checkValue(value);
+        checkOpen();
+        env.commit(-1, List.of(WriteOp.put(id, tree, key, value)));
+    }
+
+    /**
+     * Stores {@code value} under {@code key} within {@code txn}; visible to others once it commits.
+     *
+     * @throws WriteConflictException if another transaction committed this key after {@code txn}
+     *     began; {@code txn} is aborted
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     * @see #put(byte[], byte[])
+     */
+    public void put(Transaction txn, byte[] key, byte[] value) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        checkValue(value);
+        txn.checkOwner(env);
+        txn.write(this, key, value);
+    }
+
+    /**
+     * The value stored under {@code key}, or {@code null} when there is none.
+     *
+     * @throws NullPointerException if key is null
+     * @throws IllegalStateException if the environment is closed
+     * @throws CorruptionException if a block on the way is damaged
+     */
+    public byte[] get(byte[] key) {
+        checkKey(key);
+        checkOpen();
+        return read(key, env.visibleTs());
+    }
+
+    private byte[] read(byte[] key, long snapshotTs) {
+        try {
+            return tree.get(key, snapshotTs);
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
+    }
+
+    /**
+     * The value under {@code key} as {@code txn} sees it: its own writes, else its snapshot.
+     *
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public byte[] get(Transaction txn, byte[] key) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        txn.checkOwner(env);
+        txn.checkActive();
+        NavigableMap<byte[], byte[]> own = txn.writesTo(this);
+        if (own != null) {
+            byte[] v = own.get(key);
+            if (v != null) {
+                return v == Transaction.DELETED ? null : v.clone();
+            }
+        }
+        return read(key, txn.snapshotTs());
+    }
+
+    /**
+     * Removes {@code key} and its value; does nothing when absent.
+     *
+     * @throws NullPointerException if key is null
+     * @throws IllegalStateException if the environment is closed
+     */
+    public void delete(byte[] key) {
+        checkKey(key);
+        checkOpen();
+        env.commit(-1, List.of(WriteOp.delete(id, tree, key)));
+    }
+
+    /**
+     * Removes {@code key} within {@code txn}.
+     *
+     * @throws WriteConflictException as {@link #put(Transaction, byte[], byte[])}
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public void delete(Transaction txn, byte[] key) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        txn.checkOwner(env);
+        txn.write(this, key, Transaction.DELETED);
+    }
+
+    /**
+     * A cursor over the keys {@code k} with {@code fromInclusive <= k < toExclusive}; a null bound
+     * leaves that end open. The caller closes the cursor.
+     *
+     * @throws IllegalStateException if the environment is closed
+     */
+    public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
+        checkOpen();
+        byte[] from = fromInclusive == null ? new byte[0] : fromInclusive.clone();
+        byte[] to = toExclusive == null ? null : toExclusive.clone();
+        return new Cursor(this, tree, from, to, null);
+    }
+
+    /**
+     * A cursor over {@code [fromInclusive, toExclusive)} as {@code txn} sees it: its snapshot with
+     * its own writes on top. The cursor must not outlive the transaction.
+     *
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public Cursor scan(Transaction txn, byte[] fromInclusive, byte[] toExclusive) {
+        Objects.requireNonNull(txn, "txn");
+        txn.checkOwner(env);
+        txn.checkActive();
+        byte[] from = fromInclusive == null ? new byte[0] : fromInclusive.clone();
+        byte[] to = toExclusive == null ? null : toExclusive.clone();
+        return new Cursor(this, tree, from, to, txn);
+    }
+
+    /** A cursor over the whole index. */
+    public Cursor scan() {
+        return scan(null, null);
+    }
+
+    private static void checkValue(byte[] value) {
+        Objects.requireNonNull(value, "value");
+        if (value.length > MAX_VALUE_BYTES) {
+            throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the limit of "
+                    + MAX_VALUE_BYTES);
+        }
+    }
+
+    private static void checkKey(byte[] key) {
+        Objects.requireNonNull(key, "key");
+        if (key.length > MAX_KEY_BYTES) {
+            throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the limit of " + MAX_KEY_BYTES);
+        }
+    }
+
+    void checkOpen() {
+        env.checkOpen();
+    }
+
+    long visibleTs() {
+        return env.visibleTs();
+    }
+
+    BeTree tree() {
+        return tree;
+    }
+
+    @Override
+    public String toString() {
+        return "Index[" + name + "]";
+    }
+}

@@ -1,0 +1,106 @@
+package io.betree;
+
+import java.util.Objects;
+
+/**
+ * Settings of one {@link Index}. Immutable: each setter returns a new instance. The shape settings
+ * (node size, basement size, fanout) are fixed when the index is created and stored with it; the
+ * codec may change on a later open and applies to blocks written from then on.
+ *
+ * <p>Defaults, chosen by measurement (see docs/design.md): 4 MiB nodes, 64 KiB basements, fanout
+ * 16, ZSTD at level 3.
+ */
+public final class IndexOptions {
+    /** Default node size: 4 MiB. */
+    public static final int DEFAULT_NODE_SIZE = 4 << 20;
+    /** Default basement size: 64 KiB. */
+    public static final int DEFAULT_BASEMENT_SIZE = 64 << 10;
+    /** Default fanout: 16. */
+    public static final int DEFAULT_FANOUT = 16;
+
+    private final Codec codec;
+    private final int level;
+    private final int nodeSize;
+    private final int basementSize;
+    private final int fanout;
+
+    private IndexOptions(Codec codec, int level, int nodeSize, int basementSize, int fanout) {
+        this.codec = codec;
+        this.level = level;
+        this.nodeSize = nodeSize;
+        this.basementSize = basementSize;
+        this.fanout = fanout;
+    }
+
+    /** ZSTD level 3, 4 MiB nodes, 64 KiB basements, fanout 16. */
+    public static IndexOptions defaults() {
+        return new IndexOptions(Codec.ZSTD, Codec.ZSTD.defaultLevel(), DEFAULT_NODE_SIZE, DEFAULT_BASEMENT_SIZE,
+                DEFAULT_FANOUT);
+    }
+
+    /** Compresses blocks with {@code codec} at its default level. */
+    public IndexOptions codec(Codec codec) {
+        Objects.requireNonNull(codec, "codec");
+        return new IndexOptions(codec, codec.defaultLevel(), nodeSize, basementSize, fanout);
+    }
+
+    /**
+     * Compresses blocks with {@code codec} at {@code level}.
+     *
+     * @throws IllegalArgumentException if the level is out of the codec's range
+     */
+    public IndexOptions codec(Codec codec, int level) {
+        Objects.requireNonNull(codec, "codec");
+        codec.compressor(level);
+        return new IndexOptions(codec, level, nodeSize, basementSize, fanout);
+    }
+
+    /** Node size in bytes, 64 KiB to 64 MiB. */
+    public IndexOptions nodeSize(int bytes) {
+        if (bytes < (64 << 10) || bytes > (64 << 20)) {
+            throw new IllegalArgumentException("nodeSize must be between 64 KiB and 64 MiB, was " + bytes);
+        }
+        return new IndexOptions(codec, level, bytes, basementSize, fanout);
+    }
+
+    /** Basement size in bytes, 4 KiB to 4 MiB. */
+    public IndexOptions basementSize(int bytes) {
+        if (bytes < (4 << 10) || bytes > (4 << 20)) {
+            throw new IllegalArgumentException("basementSize must be between 4 KiB and 4 MiB, was " + bytes);
+        }
+        return new IndexOptions(codec, level, nodeSize, bytes, fanout);
+    }
+
+    /** Maximum children of an internal node, 4 to 1024. */
+    public IndexOptions fanout(int children) {
+        if (children < 4 || children > 1024) {
+            throw new IllegalArgumentException("fanout must be between 4 and 1024, was " + children);
+        }
+        return new IndexOptions(codec, level, nodeSize, basementSize, children);
+    }
+
+    /** The codec. */
+    public Codec codec() {
+        return codec;
+    }
+
+    /** The codec level. */
+    public int level() {
+        return level;
+    }
+
+    /** Node size in bytes. */
+    public int nodeSize() {
+        return nodeSize;
+    }
+
+    /** Basement size in bytes. */
+    public int basementSize() {
+        return basementSize;
+    }
+
+    /** Fanout. */
+    public int fanout() {
+        return fanout;
+    }
+}

@@ -1,0 +1,131 @@
+package io.betree;
+
+import io.betree.internal.tree.Keys;
+import io.betree.internal.txn.WriteOp;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+
+/**
+ * An atomic unit of reads and writes across any indexes of one {@link Environment}:
+ *
+ * <pre>{@code
+ * try (Transaction txn = env.begin()) {
+ *     orders.put(txn, pk, row);
+ *     byPrice.put(txn, priceKey, pk);
+ *     txn.commit();
+ * }   // closing without commit() aborts
+ * }</pre>
+ *
+ * <p>Isolation: snapshot isolation. Reads see the database as of {@link Environment#begin()} plus
+ * the transaction's own writes; readers never block writers or each other. Two transactions that
+ * write the same key conflict: the later one fails with {@link WriteConflictException} (first
+ * committer wins), at the write if the other has already committed, otherwise at
+ * {@link #commit()}; nobody waits for a lock. Writes are kept in the transaction (on the heap)
+ * until commit, so very large transactions need heap in proportion.
+ *
+ * <p>Not thread-safe: use a transaction from one thread at a time. {@link #close()} is idempotent.
+ */
+public final class Transaction implements AutoCloseable {
+    /** Marks a delete in a write set (compared by identity). */
+    static final byte[] DELETED = new byte[0];
+
+    private final Environment env;
+    private final long snapshotTs;
+    private final Map<Index, NavigableMap<byte[], byte[]>> writes = new LinkedHashMap<>();
+    private boolean active = true;
+
+    Transaction(Environment env, long snapshotTs) {
+        this.env = env;
+        this.snapshotTs = snapshotTs;
+    }
+
+    /** Whether the transaction can still read, write and commit. */
+    public boolean isActive() {
+        return active;
+    }
+
+    /**
+     * Makes the transaction's writes visible and, as the environment's {@link Durability} says,
+     * durable. After it returns the transaction is finished.
+     *
+     * @throws WriteConflictException if another transaction committed one of the same keys after
+     *     this one began; the transaction is aborted
+     * @throws IllegalStateException if the transaction is no longer active
+     * @throws BetreeIOException if the log cannot be written (the commit did not happen) or synced
+     *     (its outcome is unknown: after reopening it is either wholly present or wholly absent);
+     *     either way the environment refuses further work until it is reopened
+     */
+    public void commit() {
+        checkActive();
+        List<WriteOp> ops = new ArrayList<>();
+        for (Map.Entry<Index, NavigableMap<byte[], byte[]>> e : writes.entrySet()) {
+            Index index = e.getKey();
+            for (Map.Entry<byte[], byte[]> w : e.getValue().entrySet()) {
+                ops.add(w.getValue() == DELETED ? WriteOp.delete(index.id(), index.tree(), w.getKey())
+                        : WriteOp.put(index.id(), index.tree(), w.getKey(), w.getValue()));
+            }
+        }
+        try {
+            env.commit(snapshotTs, ops);
+        } finally {
+            finish();
+        }
+    }
+
+    /** Discards the transaction's writes. Does nothing if it already finished. */
+    public void abort() {
+        if (active) {
+            finish();
+        }
+    }
+
+    /** Aborts the transaction unless it was committed. Idempotent. */
+    @Override
+    public void close() {
+        abort();
+    }
+
+    private void finish() {
+        active = false;
+        writes.clear();
+        env.endSnapshot(snapshotTs);
+    }
+
+    void checkActive() {
+        if (!active) {
+            throw new IllegalStateException("transaction is no longer active (committed, aborted or closed)");
+        }
+        env.checkOpen();
+    }
+
+    void checkOwner(Environment owner) {
+        if (owner != env) {
+            throw new IllegalArgumentException("transaction belongs to another environment");
+        }
+    }
+
+    long snapshotTs() {
+        return snapshotTs;
+    }
+
+    /** Records a write (value {@link #DELETED} for a delete); fails at once on a known conflict. */
+    void write(Index index, byte[] key, byte[] value) {
+        checkActive();
+        if (env.conflicts(index, key, snapshotTs)) {
+            abort();
+            throw new WriteConflictException("write conflict on " + index.name()
+                    + ": another transaction committed this key after this transaction began");
+        }
+        writes.computeIfAbsent(index, i -> new TreeMap<>(Keys::compare)).put(key.clone(),
+                value == DELETED ? DELETED : value.clone());
+    }
+
+    /** The transaction's own writes to {@code index}, or null. */
+    NavigableMap<byte[], byte[]> writesTo(Index index) {
+        return writes.get(index);
+    }
+}

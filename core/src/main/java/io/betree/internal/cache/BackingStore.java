@@ -1,0 +1,42 @@
+package io.betree.internal.cache;
+
+import io.betree.compression.BlockCompressor;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Where the {@link NodeCache}'s entries come from and where dirty ones go: the cache's fetch and
+ * write-back callbacks, and its only view of storage. The cache decides when to read and write;
+ * the store decides how and where.
+ *
+ * <p>Implementations are thread-safe: the cache calls them from readers, writers and its evictor at
+ * once, never with its own lock held. They report failures with the exceptions of
+ * {@link io.betree.internal.fault}.
+ */
+public interface BackingStore {
+    /**
+     * Reads block {@code blockNumber} into a fresh buffer of the cache's memory, its readable
+     * bytes the block's contents; the caller owns the buffer.
+     *
+     * @throws io.betree.internal.fault.CorruptionException if the block is damaged or does not exist
+     * @throws io.betree.internal.fault.BetreeIOException if reading fails
+     */
+    ByteBuf fetch(long blockNumber);
+
+    /**
+     * Stores {@code image} (readable bytes, not consumed; the caller releases it) as the current
+     * version of {@code blockNumber}, compressed with {@code codec}.
+     *
+     * @throws io.betree.internal.fault.BetreeIOException if writing fails; the block keeps its
+     *     previous version
+     */
+    void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec);
+
+    /**
+     * Stores {@code image} as the block's image in the checkpoint in progress (its contents when
+     * that checkpoint began); otherwise as {@link #writeBack}.
+     */
+    void writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec);
+
+    /** A short name for thread names and messages (the file's name, say). */
+    String name();
+}

@@ -1,0 +1,144 @@
+package io.betree.internal.engine;
+
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.BetreeIOException;
+import io.betree.internal.log.DurableLog;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.tree.BeTree;
+import io.betree.internal.txn.TransactionManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Owns the checkpoint protocol, the one place that orders the steps of the block file, the node
+ * cache and the log. A checkpoint is fuzzy:
+ * <ol>
+ * <li>At a quiet point of the commit order ({@link TransactionManager#runExclusive}), with every
+ * tree unchanged ({@link BeTree#whileUnchanged}), it notes the log position, the visible timestamp
+ * and each index's root, has the block file capture its translation table
+ * ({@link BlockFile#beginCheckpoint}) and the cache mark its dirty nodes
+ * ({@link NodeCache#beginCheckpoint}). Writers wait only for this, which does no I/O.</li>
+ * <li>While commits go on it writes the marked nodes' images as they were at that moment
+ * ({@link NodeCache#writeCheckpointImages}; a writer that touches a marked node first has it copied
+ * in memory), then makes the captured table and the catalog durable
+ * ({@link BlockFile#finishCheckpoint}).</li>
+ * <li>It deletes the log segments recovery no longer needs.</li>
+ * </ol>
+ * On a failure the block file and the cache drop the checkpoint in progress ({@code abort}) and the
+ * previous checkpoint stays in force.
+ *
+ * <p>Thread-safe; one checkpoint runs at a time.
+ */
+final class CheckpointCoordinator {
+    private final Path directory;
+    private final BlockFile file;
+    private final NodeCache cache;
+    private final DurableLog log;
+    private final TransactionManager txns;
+    private final IndexRegistry indexes;
+    /** Held for a whole checkpoint; {@link ReentrantLock} rather than a monitor, as it spans I/O. */
+    private final ReentrantLock running = new ReentrantLock();
+    private boolean stopped;
+
+    CheckpointCoordinator(Path directory, BlockFile file, NodeCache cache, DurableLog log, TransactionManager txns,
+            IndexRegistry indexes) {
+        this.directory = directory;
+        this.file = file;
+        this.cache = cache;
+        this.log = log;
+        this.txns = txns;
+        this.indexes = indexes;
+    }
+
+    /**
+     * Runs a checkpoint, waiting for one in progress to end first.
+     *
+     * @throws IllegalStateException after {@link #stop}
+     * @throws BetreeIOException if writing fails; the previous checkpoint stays intact
+     */
+    void checkpoint() {
+        running.lock();
+        try {
+            if (stopped) {
+                throw new IllegalStateException("environment " + directory + " is closed");
+            }
+            run();
+        } finally {
+            running.unlock();
+        }
+    }
+
+    /**
+     * Waits for a checkpoint in progress, then runs a last one if {@code checkpointFirst}; no
+     * checkpoint runs afterwards. The last one's failure is thrown, but the coordinator is stopped
+     * whatever happens.
+     */
+    void stop(boolean checkpointFirst) {
+        running.lock();
+        try {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+            if (checkpointFirst) {
+                run();
+            }
+        } finally {
+            running.unlock();
+        }
+    }
+
+    private void run() {
+        try {
+            Catalog.Contents catalog = begin();
+            try {
+                cache.writeCheckpointImages();
+                file.finishCheckpoint(Catalog.write(catalog));
+            } catch (IOException e) {
+                abort();
+                throw new BetreeIOException("checkpoint of " + directory, e);
+            } catch (RuntimeException | Error e) {
+                abort();
+                throw e;
+            }
+            log.deleteBefore(catalog.checkpointLsn());
+        } catch (UncheckedIOException e) {
+            throw new BetreeIOException("checkpoint of " + directory, e.getCause());
+        }
+    }
+
+    /** Step 1: the moment the checkpoint stands for. Returns the catalog it will record. */
+    private Catalog.Contents begin() {
+        // At a quiet point of the commit order: an index created later logs its creation after
+        // the checkpoint's log position, so recovery finds it.
+        return txns.runExclusive(() -> {
+            List<StoredIndex> all = indexes.all();
+            List<BeTree> trees = new ArrayList<>(all.size());
+            for (StoredIndex i : all) {
+                trees.add(i.tree());
+            }
+            return BeTree.whileUnchanged(trees, () -> {
+                List<Catalog.Entry> entries = new ArrayList<>(all.size());
+                for (StoredIndex i : all) {
+                    entries.add(IndexRegistry.entryOf(i, i.tree().rootBlock()));
+                }
+                file.beginCheckpoint();
+                cache.beginCheckpoint();
+                return new Catalog.Contents(txns.visibleTs(), log.endLsn(), indexes.nextId(), entries);
+            });
+        });
+    }
+
+    private void abort() {
+        cache.abortCheckpoint();
+        try {
+            file.abortCheckpoint();
+        } catch (RuntimeException ignored) {
+            // The original failure is the one reported; the next checkpoint starts afresh.
+        }
+    }
+}

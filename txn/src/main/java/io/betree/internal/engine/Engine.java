@@ -1,0 +1,392 @@
+package io.betree.internal.engine;
+
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.BetreeException;
+import io.betree.internal.fault.BetreeIOException;
+import io.betree.internal.fault.CorruptionException;
+import io.betree.internal.fault.EnvironmentFailedException;
+import io.betree.internal.log.CommitRecord;
+import io.betree.internal.log.CreateIndexRecord;
+import io.betree.internal.log.DurableLog;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import io.betree.internal.tree.BlockFileBacking;
+import io.betree.internal.tree.TreeConfig;
+import io.betree.internal.txn.TransactionManager;
+import io.betree.internal.txn.WriteConflictException;
+import io.betree.internal.txn.WriteOp;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One open environment below the public API: the directory lock, the block file, the log, the node
+ * cache, the indexes, transactions, checkpoints and recovery. The API validates arguments, keeps
+ * the user's handles and translates failures; everything else happens here.
+ *
+ * <p>Fail-stop: after a failure that leaves the in-memory state unknown (a failed log sync or
+ * checkpoint, a commit applied half-way) every call but {@link #close()} throws
+ * {@link EnvironmentFailedException}; reopening recovers from the last checkpoint and the log.
+ *
+ * <p>Thread-safe. {@link #close()} is idempotent.
+ */
+public final class Engine implements AutoCloseable {
+    static final String DATA_FILE = "betree.data";
+    static final String LOCK_FILE = "betree.lock";
+
+    private final Path directory;
+    private final EngineSettings settings;
+    private final Closeable fileLock;
+    private final BlockFile file;
+    private final DurableLog log;
+    private final NodeMemory memory;
+    private final NodeCache cache;
+    private final TransactionManager txns;
+    private final IndexRegistry indexes;
+    private final CheckpointCoordinator checkpoints;
+    private final ReentrantLock closing = new ReentrantLock();
+    private ScheduledExecutorService background;
+    private volatile boolean closed;
+    /** The first failure after which the state in memory is unknown; then every call refuses. */
+    private volatile Throwable failure;
+
+    private Engine(Path directory, EngineSettings settings, Closeable fileLock, BlockFile file, DurableLog log,
+            Catalog.Contents catalog) {
+        this.directory = directory;
+        this.settings = settings;
+        this.fileLock = fileLock;
+        this.file = file;
+        this.log = log;
+        this.memory = new NodeMemory();
+        this.cache = new NodeCache(new BlockFileBacking(file, memory), memory, settings.cacheBytes());
+        this.txns = new TransactionManager(log, catalog.lastTs(), this::failed);
+        this.indexes = new IndexRegistry(cache, file, txns, this::failed, catalog.nextIndexId());
+        for (Catalog.Entry e : catalog.entries()) {
+            indexes.open(e);
+        }
+        this.checkpoints = new CheckpointCoordinator(directory, file, cache, log, txns, indexes);
+    }
+
+    /**
+     * Opens the environment in {@code directory} through {@code storage}, creating the directory
+     * and an empty environment when absent, and recovering committed work from the log.
+     *
+     * @throws io.betree.internal.fault.DirectoryInUseException if the directory is already open
+     * @throws CorruptionException if the stored files are damaged or are not betree files
+     * @throws BetreeIOException if the files cannot be created or read
+     */
+    public static Engine open(Path directory, StorageEnv storage, EngineSettings settings) {
+        Path dir = directory.toAbsolutePath();
+        Closeable lock = null;
+        BlockFile file = null;
+        DurableLog log = null;
+        Engine engine = null;
+        try {
+            storage.createDirectories(dir);
+            lock = storage.lock(dir.resolve(LOCK_FILE));
+            file = BlockFile.open(storage, dir.resolve(DATA_FILE));
+            Catalog.Contents catalog = readCatalog(file, dir.resolve(DATA_FILE));
+            log = DurableLog.open(storage, dir, settings.logSegmentBytes());
+            engine = new Engine(dir, settings, lock, file, log, catalog);
+            engine.recover(catalog.checkpointLsn());
+            engine.startBackgroundWork();
+            return engine;
+        } catch (IOException e) {
+            abandon(engine, log, file, lock);
+            throw new BetreeIOException("opening environment " + dir, e);
+        } catch (RuntimeException | Error e) {
+            abandon(engine, log, file, lock);
+            throw e;
+        }
+    }
+
+    private static Catalog.Contents readCatalog(BlockFile file, Path path) {
+        ByteBuffer root = file.rootRecord();
+        if (root == null) {
+            return new Catalog.Contents(0, 0, 1, List.of());
+        }
+        try {
+            return Catalog.read(root);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptionException(path, "catalog: " + e.getMessage());
+        }
+    }
+
+    private static void abandon(Engine engine, DurableLog log, BlockFile file, Closeable lock) {
+        if (engine != null) {
+            engine.closed = true;
+            engine.cache.releaseAll();
+        }
+        closeQuietly(log);
+        closeQuietly(file);
+        closeQuietly(lock);
+    }
+
+    private static void closeQuietly(Closeable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (IOException | RuntimeException ignored) {
+                // Already failing; the first error is the one reported.
+            }
+        }
+    }
+
+    /** Replays the log written since the checkpoint: index creations and commits it lacks. */
+    private void recover(long fromLsn) {
+        log.replay(fromLsn, new DurableLog.Replayer() {
+            @Override
+            public void createIndex(CreateIndexRecord r) {
+                if (indexes.byId(r.indexId()) == null) {
+                    indexes.create(r.indexId(), r.name(), IndexRegistry.configOf(new Catalog.Entry(r.indexId(),
+                            r.name(), 0, r.codec(), r.level(), r.nodeSize(), r.basementSize(), r.fanout())));
+                }
+            }
+
+            @Override
+            public void commit(CommitRecord r) {
+                if (r.commitTs() <= txns.visibleTs()) {
+                    return; // Already in the checkpoint.
+                }
+                List<WriteOp> ops = new ArrayList<>(r.ops().size());
+                for (CommitRecord.Op op : r.ops()) {
+                    StoredIndex index = indexes.byId(op.indexId());
+                    if (index == null) {
+                        throw new CorruptionException(directory, "the log commits to index id " + op.indexId()
+                                + ", which was never created");
+                    }
+                    try {
+                        ops.add(WriteOp.replayed(op, index.tree()));
+                    } catch (IllegalArgumentException e) {
+                        throw new CorruptionException(directory, "the log's commit at timestamp " + r.commitTs()
+                                + " is malformed: " + e.getMessage());
+                    }
+                }
+                txns.recover(r.commitTs(), ops);
+            }
+        });
+    }
+
+    private void startBackgroundWork() {
+        if (settings.periodicSync() != null) {
+            log.startPeriodicSync(settings.periodicSync());
+        }
+        long every = settings.checkpointInterval().toMillis();
+        if (every > 0) {
+            background = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "betree-checkpoint " + directory.getFileName());
+                t.setDaemon(true);
+                return t;
+            });
+            background.scheduleWithFixedDelay(this::periodicCheckpoint, every, every, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void periodicCheckpoint() {
+        try {
+            if (!closed && failure == null) {
+                checkpoint();
+            }
+        } catch (RuntimeException e) {
+            // The next checkpoint retries; a failure that persists also reaches callers of
+            // checkpoint() and close(), so nothing is lost by not reporting it here.
+        }
+    }
+
+    /** The environment's directory (absolute). */
+    public Path directory() {
+        return directory;
+    }
+
+    /**
+     * The index {@code name}, created with {@code config} when absent; an existing one switches to
+     * {@code config}'s codec for blocks written from now on and keeps its shape.
+     *
+     * @throws IllegalStateException if closed
+     */
+    public StoredIndex openIndex(String name, TreeConfig config) {
+        checkOpen();
+        StoredIndex existing = indexes.byName(name);
+        if (existing == null) {
+            // At a quiet point of the commit order, so that a checkpoint either includes the new
+            // index or begins before its logged creation.
+            existing = txns.runExclusive(() -> {
+                StoredIndex raced = indexes.byName(name);
+                if (raced != null) {
+                    return raced;
+                }
+                int id = indexes.nextId();
+                Catalog.Entry e = IndexRegistry.entryOf(id, name, 0, config);
+                log.appendCreateIndex(new CreateIndexRecord(id, name, e.codec(), e.level(), e.nodeSize(),
+                        e.basementSize(), e.fanout()));
+                return indexes.create(id, name, config);
+            });
+            return existing;
+        }
+        existing.tree().useCodec(config.codec());
+        return existing;
+    }
+
+    /** Every index, in name order. */
+    public List<StoredIndex> indexes() {
+        checkOpen();
+        return indexes.all();
+    }
+
+    /** Starts a snapshot at the latest commit; pair with {@link #endSnapshot}. */
+    public long beginSnapshot() {
+        checkOpen();
+        return txns.beginSnapshot();
+    }
+
+    /** Ends a snapshot; works after close too (it then only forgets it). */
+    public void endSnapshot(long snapshotTs) {
+        txns.endSnapshot(snapshotTs);
+    }
+
+    /** Every commit at or below this timestamp is visible to new readers. */
+    public long visibleTs() {
+        return txns.visibleTs();
+    }
+
+    /** Whether a commit after {@code snapshotTs} wrote {@code key} of the index {@code indexId}. */
+    public boolean conflicts(int indexId, byte[] key, long snapshotTs) {
+        return txns.conflicts(indexId, key, snapshotTs);
+    }
+
+    /**
+     * Commits {@code ops} (a transaction whose snapshot is {@code snapshotTs}, or {@code -1} for a
+     * single write) and, when the settings say so, waits until it is on disk.
+     *
+     * @throws WriteConflictException if another transaction committed one of the keys first
+     * @throws BetreeException if logging or applying fails; the engine then refuses further work
+     */
+    public void commit(long snapshotTs, List<WriteOp> ops) {
+        checkOpen();
+        if (ops.isEmpty()) {
+            return;
+        }
+        try {
+            long position = txns.commit(snapshotTs, ops);
+            if (settings.syncEveryCommit()) {
+                txns.syncTo(position);
+            }
+        } catch (WriteConflictException e) {
+            throw e;
+        } catch (BetreeException e) {
+            throw fail(e);
+        }
+    }
+
+    /**
+     * Makes everything committed so far durable in the data file and deletes log segments no
+     * longer needed; see {@link CheckpointCoordinator}.
+     *
+     * @throws BetreeIOException if writing fails; the engine then refuses further work
+     */
+    public void checkpoint() {
+        checkOpen();
+        try {
+            checkpoints.checkpoint();
+        } catch (BetreeException e) {
+            throw fail(e);
+        }
+    }
+
+    /** Counters of the node cache. */
+    public NodeCache.Stats cacheStats() {
+        return cache.stats();
+    }
+
+    /** Off-heap bytes held by this environment's nodes and buffers now. */
+    public long offHeapBytes() {
+        return memory.used();
+    }
+
+    /**
+     * @throws IllegalStateException if closed
+     * @throws EnvironmentFailedException if an earlier failure left the state unknown
+     */
+    public void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("environment " + directory + " is closed");
+        }
+        Throwable f = failure;
+        if (f != null) {
+            throw new EnvironmentFailedException("environment " + directory + " failed earlier (" + f.getMessage()
+                    + "); close and reopen it to recover", f);
+        }
+    }
+
+    /** A part of the engine reports a failure that left its state unknown. */
+    private void failed(Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+    }
+
+    private BetreeException fail(BetreeException e) {
+        failed(e);
+        return e;
+    }
+
+    /**
+     * Checkpoints (unless an earlier failure makes that unsafe), then releases the cache, the files
+     * and the directory lock, whatever fails; the first failure is thrown. Idempotent.
+     */
+    @Override
+    public void close() {
+        closing.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (background != null) {
+                background.shutdownNow();
+            }
+            Throwable first = null;
+            try {
+                checkpoints.stop(failure == null);
+            } catch (RuntimeException | Error e) {
+                first = e;
+            }
+            closed = true;
+            for (StoredIndex i : indexes.all()) {
+                i.tree().close();
+            }
+            cache.releaseAll();
+            first = closeAll(first);
+            if (first instanceof Error) {
+                throw (Error) first;
+            }
+            if (first != null) {
+                throw (RuntimeException) first;
+            }
+        } finally {
+            closing.unlock();
+        }
+    }
+
+    /** Closes the log, the data file and the lock whatever fails; returns the first failure. */
+    private Throwable closeAll(Throwable first) {
+        Closeable[] resources = {log, file, fileLock};
+        for (Closeable c : resources) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                first = first != null ? first : new BetreeIOException("closing " + directory, e);
+            } catch (RuntimeException e) {
+                first = first != null ? first : e;
+            }
+        }
+        return first;
+    }
+}

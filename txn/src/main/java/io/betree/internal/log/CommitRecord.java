@@ -1,0 +1,167 @@
+package io.betree.internal.log;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Payload of a {@link LogRecordType#COMMIT} record: the writes of one committed transaction, in the
+ * order they are to be applied, and its commit timestamp.
+ *
+ * <p>Encoding (big-endian): commit timestamp (8), op count (4), then per op: index id (4), op
+ * code (1: {@link #PUT} or {@link #DELETE}), key length (4), key, value length (4, -1 when the op
+ * has no value), value. The op codes are the log's own: they are stored on disk and never change,
+ * whatever the tree calls its messages.
+ *
+ * @param commitTs the transaction's commit timestamp
+ * @param ops the writes, in application order (copied; never null)
+ */
+public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
+
+    /** Op code of a put: store the value under the key. */
+    public static final byte PUT = 1;
+    /** Op code of a delete: remove the key. */
+    public static final byte DELETE = 2;
+
+    /** Fixed bytes before the ops. */
+    private static final int FIXED_BYTES = 12;
+    /** Fixed bytes of one op besides its key and value. */
+    private static final int OP_FIXED_BYTES = 13;
+    /** Ops and key/value bytes rendered by {@link #describe()} before it abbreviates. */
+    private static final int DESCRIBE_OPS = 8;
+    private static final int DESCRIBE_BYTES = 16;
+
+    /**
+     * One write of a transaction.
+     *
+     * @param indexId the index written to
+     * @param type the op code ({@link #PUT} or {@link #DELETE})
+     * @param key the key (not null)
+     * @param value the value, or null for a delete
+     */
+    public record Op(int indexId, byte type, byte[] key, byte[] value) {
+
+        /** Checks the key is present. The arrays are not copied: do not modify them afterwards. */
+        public Op {
+            Objects.requireNonNull(key, "key");
+        }
+
+        /** A put of {@code value} under {@code key}. */
+        public static Op put(int indexId, byte[] key, byte[] value) {
+            return new Op(indexId, PUT, key, Objects.requireNonNull(value, "value"));
+        }
+
+        /** A delete of {@code key}. */
+        public static Op delete(int indexId, byte[] key) {
+            return new Op(indexId, DELETE, key, null);
+        }
+
+        /** Compares the key and value by content. */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Op other && indexId == other.indexId && type == other.type
+                    && Arrays.equals(key, other.key) && Arrays.equals(value, other.value);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(indexId, type, Arrays.hashCode(key), Arrays.hashCode(value));
+        }
+
+        @Override
+        public String toString() {
+            return "Op[" + describe() + "]";
+        }
+
+        /** Renders the op with abbreviated hexadecimal key and value. */
+        String describe() {
+            String name = type == PUT ? "put" : type == DELETE ? "delete" : "type" + type;
+            return name + " index=" + indexId + " key=" + hex(key)
+                    + (value == null ? "" : " value=" + hex(value));
+        }
+    }
+
+    /** Copies {@code ops}; rejects null elements. */
+    public CommitRecord {
+        ops = List.copyOf(ops);
+    }
+
+    @Override
+    public LogRecordType type() {
+        return LogRecordType.COMMIT;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if the encoding would exceed {@link WriteAheadLog#MAX_PAYLOAD_BYTES}
+     */
+    @Override
+    public ByteBuffer encode() {
+        long size = FIXED_BYTES;
+        for (Op op : ops) {
+            size += OP_FIXED_BYTES + op.key().length + (op.value() == null ? 0 : op.value().length);
+        }
+        if (size > WriteAheadLog.MAX_PAYLOAD_BYTES) {
+            throw new IllegalArgumentException("commit record of " + size + " bytes exceeds the limit of "
+                    + WriteAheadLog.MAX_PAYLOAD_BYTES);
+        }
+        ByteBuffer out = ByteBuffer.allocate((int) size);
+        out.putLong(commitTs).putInt(ops.size());
+        for (Op op : ops) {
+            out.putInt(op.indexId()).put(op.type()).putInt(op.key().length).put(op.key());
+            if (op.value() == null) {
+                out.putInt(-1);
+            } else {
+                out.putInt(op.value().length).put(op.value());
+            }
+        }
+        return out.flip();
+    }
+
+    /**
+     * Decodes the remaining bytes of {@code payload} without moving its position.
+     *
+     * @throws IllegalArgumentException if the bytes are not exactly one well-formed commit record
+     */
+    public static CommitRecord decode(ByteBuffer payload) {
+        PayloadReader in = new PayloadReader(payload, "commit");
+        long ts = in.i64("commit timestamp");
+        int n = in.count(in.i32("op count"), OP_FIXED_BYTES, "op count");
+        List<Op> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int indexId = in.i32("index id");
+            byte type = in.i8("op type");
+            byte[] key = in.bytes(in.i32("key length"), "key");
+            int valueLength = in.i32("value length");
+            byte[] value = valueLength == -1 ? null : in.bytes(valueLength, "value");
+            ops.add(new Op(indexId, type, key, value));
+        }
+        in.end();
+        return new CommitRecord(ts, ops);
+    }
+
+    @Override
+    public String describe() {
+        StringBuilder sb = new StringBuilder("ts=").append(commitTs).append(" ops=").append(ops.size());
+        for (int i = 0; i < Math.min(ops.size(), DESCRIBE_OPS); i++) {
+            sb.append(i == 0 ? " [" : "; ").append(ops.get(i).describe());
+        }
+        if (ops.size() > DESCRIBE_OPS) {
+            sb.append("; ...");
+        }
+        return ops.isEmpty() ? sb.toString() : sb.append(']').toString();
+    }
+
+    /** Hexadecimal rendering of at most {@link #DESCRIBE_BYTES} bytes, with the length when abbreviated. */
+    static String hex(byte[] bytes) {
+        HexFormat hex = HexFormat.of();
+        if (bytes.length <= DESCRIBE_BYTES) {
+            return "0x" + hex.formatHex(bytes);
+        }
+        return "0x" + hex.formatHex(bytes, 0, DESCRIBE_BYTES) + "...(" + bytes.length + " bytes)";
+    }
+}
