@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.betree.BetreeException;
 import io.betree.Codec;
 import io.betree.Cursor;
+import io.betree.DirectoryInUseException;
 import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
@@ -331,7 +332,7 @@ class ApiContractTest {
             String outcome = r.field("OUTCOME");
             System.out.println("open while another process holds it -> " + outcome);
             assertNotNull(outcome, r.describe());
-            assertTrue(outcome.startsWith(BetreeException.class.getName() + " "), r.describe());
+            assertTrue(outcome.startsWith(DirectoryInUseException.class.getName() + " "), r.describe());
             assertTrue(outcome.contains("already open") && outcome.contains(dir.toString()), outcome);
             assertTrue(outcome.contains("pid " + ProcessHandle.current().pid()),
                     "the message should name the process holding the lock: " + outcome);
