@@ -15,7 +15,7 @@ import java.nio.file.Path;
  * reported, not removed.
  *
  * <pre>
- * mvn -q -pl txn -am compile exec:java -Dexec.args="path/to/log-dir [from-lsn]"
+ * mvn -q -pl txn -am compile exec:java@logdump -Dexec.args="path/to/log-dir [from-lsn]"
  * </pre>
  *
  * <p>Exit status: 0 when the log reads cleanly (a torn tail included), 1 when it is damaged or cannot
