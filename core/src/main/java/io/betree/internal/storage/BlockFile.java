@@ -30,11 +30,12 @@ import java.util.function.IntFunction;
  * current) and an extent is reused only when none of them references it; a block number the
  * checkpoint's table holds is not handed out again before the checkpoint ends, even if it was freed.
  *
- * <p>Thread safety: every method may be called concurrently. The translation table and the free-space
- * map are guarded by one lock held only for bookkeeping; compression, checksums and file I/O run
- * outside it, so reads and writes of different blocks proceed in parallel. A read that races with a
- * rewrite of the same block returns either version. One checkpoint runs at a time; it captures the
- * table as of its begin, and writes that complete later are part of the next one.
+ * <p>Thread safety: every method may be called concurrently. The translation tables and the free-space
+ * map live in a {@link TableSet}, guarded by its one lock, which is held only for bookkeeping;
+ * compression, checksums and file I/O run outside it, so reads and writes of different blocks proceed
+ * in parallel. A read that races with a rewrite of the same block returns either version. One
+ * checkpoint runs at a time; it captures the table as of its begin, and writes that complete later are
+ * part of the next one.
  *
  * <p>Errors: I/O failures are {@link IOException}s; damaged data is a {@link CorruptionException}
  * naming the file and, for a block, its number and offset; misuse (unknown block numbers, oversized
@@ -54,50 +55,23 @@ public final class BlockFile implements Closeable {
     /** Suffix of the temporary file a new block file is built in before it is renamed into place. */
     static final String CREATING_SUFFIX = ".creating";
 
-    private static final int TABLE_SCRATCH_SIZE = 1 << 20;
     /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
     private static final int READ_RETRIES = 8;
 
     private final Path path;
     private final FileHandle file;
 
-    /** Serializes checkpoints with each other and with close. */
+    /** Serializes checkpoints with each other and with close; taken before the lock of {@link #tables}. */
     private final ReentrantLock checkpointLock = new ReentrantLock();
-    /** Guards every field below. */
-    private final ReentrantLock lock = new ReentrantLock();
-    private final TranslationTable table;
-    private final ExtentAllocator allocator;
-    /** The table of the last durable checkpoint; its extents are never overwritten. */
-    private TableSnapshot durable;
-    private long durableTableOffset;
-    private long durableTableLength;
-    private int durableSlot;
-    private long durableSequence;
-    /**
-     * The table of the checkpoint in progress (from {@link #beginCheckpoint} until it completes or is
-     * dropped), or null; its extents are never overwritten and its numbers are never handed out again.
-     * Stays set, frozen, after a failure that left the state on disk unknown.
-     */
-    private CheckpointTable inProgress;
-    /** Read-only root record of the last durable checkpoint, or null. */
-    private ByteBuffer rootRecord;
-
-    /** Set when the state on disk became unknown; writes and checkpoints then fail with it. */
-    private volatile IOException failure;
+    /** The translation tables and the free space, and the lock that guards them (see {@link TableSet}). */
+    private final TableSet tables;
     private volatile boolean closed;
 
     private BlockFile(Path path, FileHandle file, FileHeader header, int slot, TableSnapshot.Loaded loaded,
             ExtentAllocator allocator) {
         this.path = path;
         this.file = file;
-        this.table = new TranslationTable(loaded.table());
-        this.allocator = allocator;
-        this.durable = loaded.table();
-        this.durableTableOffset = header.tableOffset();
-        this.durableTableLength = header.tableLength();
-        this.durableSlot = slot;
-        this.durableSequence = header.sequence();
-        this.rootRecord = loaded.root() == null ? null : loaded.root().asReadOnlyBuffer();
+        this.tables = new TableSet(path, file, header, slot, loaded, allocator);
     }
 
     /**
@@ -139,12 +113,7 @@ public final class BlockFile implements Closeable {
     /** Allocates an unused logical block number (the lowest free one). */
     public long allocateBlockNumber() {
         checkOpen();
-        lock.lock();
-        try {
-            return table.allocate();
-        } finally {
-            lock.unlock();
-        }
+        return tables.allocateNumber();
     }
 
     /**
@@ -156,25 +125,12 @@ public final class BlockFile implements Closeable {
      */
     public void freeBlockNumber(long blockNumber) {
         checkOpen();
-        lock.lock();
-        try {
-            long offset = table.offset(blockNumber);
-            int length = table.length(blockNumber);
-            table.free(blockNumber, inProgress != null && inProgress.contains(blockNumber));
-            releaseIfUnpinned(blockNumber, offset, length);
-        } finally {
-            lock.unlock();
-        }
+        tables.freeNumber(blockNumber);
     }
 
     /** Whether {@code blockNumber} is allocated. */
     public boolean isAllocated(long blockNumber) {
-        lock.lock();
-        try {
-            return table.isAllocated(blockNumber);
-        } finally {
-            lock.unlock();
-        }
+        return tables.isAllocated(blockNumber);
     }
 
     /**
@@ -182,12 +138,7 @@ public final class BlockFile implements Closeable {
      * damage specific blocks; -1 if the number is not allocated, 0 if it was never written.
      */
     public long blockOffset(long blockNumber) {
-        lock.lock();
-        try {
-            return table.offset(blockNumber);
-        } finally {
-            lock.unlock();
-        }
+        return tables.offset(blockNumber);
     }
 
     /**
@@ -228,17 +179,7 @@ public final class BlockFile implements Closeable {
             throws IOException {
         checkPayload(payload, codec);
         checkWritable();
-        CheckpointTable checkpoint;
-        lock.lock();
-        try {
-            checkpoint = activeCheckpoint();
-            if (!checkpoint.contains(blockNumber)) {
-                throw new IllegalArgumentException("block " + blockNumber
-                        + " is not in the table of the checkpoint in progress in " + path);
-            }
-        } finally {
-            lock.unlock();
-        }
+        CheckpointTable checkpoint = tables.imageTarget(blockNumber);
         encodeAndStore(blockNumber, payload, codec, checkpoint);
     }
 
@@ -276,60 +217,17 @@ public final class BlockFile implements Closeable {
      */
     private void store(long blockNumber, ByteBuffer block, int diskLength, CheckpointTable checkpoint)
             throws IOException {
-        long offset;
-        lock.lock();
-        try {
-            offset = allocator.allocate(diskLength);
-        } finally {
-            lock.unlock();
-        }
+        long offset = tables.allocate(diskLength);
         try {
             file.write(block, offset);
         } catch (IOException | RuntimeException e) {
-            lock.lock();
-            try {
-                allocator.release(offset, diskLength);
-            } finally {
-                lock.unlock();
-            }
+            tables.release(offset, diskLength);
             throw e;
         }
-        lock.lock();
-        try {
-            if (checkpoint != null) {
-                installImage(blockNumber, offset, diskLength, checkpoint);
-                return;
-            }
-            if (!table.isAllocated(blockNumber)) {
-                allocator.release(offset, diskLength);
-                throw new IllegalStateException("block " + blockNumber + " was freed while being written");
-            }
-            long previous = table.offset(blockNumber);
-            int previousLength = table.length(blockNumber);
-            table.set(blockNumber, offset, diskLength);
-            releaseIfUnpinned(blockNumber, previous, previousLength);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Under the lock: points {@code checkpoint}'s entry (and the current one if unchanged) at a written image. */
-    private void installImage(long blockNumber, long offset, int diskLength, CheckpointTable checkpoint) {
-        if (inProgress != checkpoint || checkpoint.frozen()) {
-            allocator.release(offset, diskLength);
-            throw new IllegalStateException("the checkpoint ended or started finishing while block " + blockNumber
-                    + " was written for it in " + path);
-        }
-        long previous = checkpoint.offset(blockNumber);
-        int previousLength = checkpoint.length(blockNumber);
-        checkpoint.set(blockNumber, offset, diskLength);
-        if (table.offset(blockNumber) == previous) {
-            // Neither rewritten nor freed since the begin (a freed number is held, so not reused):
-            // the current version is this very image.
-            table.set(blockNumber, offset, diskLength);
-        }
-        if (isExtent(previous) && previous != table.offset(blockNumber) && previous != durable.offset(blockNumber)) {
-            allocator.release(previous, previousLength);
+        if (checkpoint != null) {
+            tables.installImage(blockNumber, offset, diskLength, checkpoint);
+        } else {
+            tables.installVersion(blockNumber, offset, diskLength);
         }
     }
 
@@ -347,17 +245,9 @@ public final class BlockFile implements Closeable {
         Objects.requireNonNull(allocator, "allocator");
         checkOpen();
         for (int attempt = 0; ; attempt++) {
-            long offset;
-            int diskLength;
-            long releases;
-            lock.lock();
-            try {
-                offset = table.offset(blockNumber);
-                diskLength = table.length(blockNumber);
-                releases = this.allocator.releaseCount();
-            } finally {
-                lock.unlock();
-            }
+            TableSet.Location location = tables.location(blockNumber);
+            long offset = location.offset();
+            int diskLength = location.length();
             if (offset == TranslationTable.FREE) {
                 throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
             }
@@ -379,7 +269,7 @@ public final class BlockFile implements Closeable {
                     problem = e.getMessage();
                 }
                 if (problem != null) {
-                    if (attempt < READ_RETRIES && spaceReleasedSince(releases)) {
+                    if (attempt < READ_RETRIES && tables.releasedSince(location.releases())) {
                         continue; // rewritten while we read: its old space may already hold other data
                     }
                     throw new CorruptionException(path, blockNumber, offset, problem, cause);
@@ -388,16 +278,6 @@ public final class BlockFile implements Closeable {
             } finally {
                 ScratchBuffers.giveBack(raw);
             }
-        }
-    }
-
-    /** Whether any extent was released since the release count was {@code releases}. */
-    private boolean spaceReleasedSince(long releases) {
-        lock.lock();
-        try {
-            return allocator.releaseCount() != releases;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -418,7 +298,7 @@ public final class BlockFile implements Closeable {
         checkpointLock.lock();
         try {
             checkWritable();
-            runCheckpoint(root, true);
+            tables.runCheckpoint(root, true);
         } finally {
             checkpointLock.unlock();
         }
@@ -438,19 +318,11 @@ public final class BlockFile implements Closeable {
      */
     public void beginCheckpoint() {
         checkOpen();
-        IOException f = failure;
+        IOException f = tables.failure();
         if (f != null) {
             throw new java.io.UncheckedIOException(refusal(f));
         }
-        lock.lock();
-        try {
-            if (inProgress != null) {
-                throw new IllegalStateException("a checkpoint is already in progress in " + path);
-            }
-            inProgress = new CheckpointTable(table.snapshot());
-        } finally {
-            lock.unlock();
-        }
+        tables.begin();
     }
 
     /**
@@ -474,7 +346,7 @@ public final class BlockFile implements Closeable {
         checkpointLock.lock();
         try {
             checkWritable();
-            runCheckpoint(root, false);
+            tables.runCheckpoint(root, false);
         } finally {
             checkpointLock.unlock();
         }
@@ -489,29 +361,12 @@ public final class BlockFile implements Closeable {
      * @throws IllegalStateException if another thread is finishing the checkpoint
      */
     public void abortCheckpoint() {
-        lock.lock();
-        try {
-            CheckpointTable checkpoint = inProgress;
-            if (checkpoint == null || failure != null) {
-                return;
-            }
-            if (checkpoint.frozen()) {
-                throw new IllegalStateException("the checkpoint in progress in " + path + " is being finished");
-            }
-            dropCheckpoint(checkpoint.table());
-        } finally {
-            lock.unlock();
-        }
+        tables.abort();
     }
 
     /** Whether a checkpoint is in progress (begun and neither finished nor aborted). */
     public boolean checkpointInProgress() {
-        lock.lock();
-        try {
-            return inProgress != null && failure == null;
-        } finally {
-            lock.unlock();
-        }
+        return tables.checkpointInProgress();
     }
 
     /**
@@ -520,23 +375,7 @@ public final class BlockFile implements Closeable {
      * block had not been written at the begin and no image was written since.
      */
     long checkpointBlockOffset(long blockNumber) {
-        lock.lock();
-        try {
-            return inProgress == null ? TranslationTable.FREE : inProgress.offset(blockNumber);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Under the lock: the checkpoint in progress that images may still be written for. */
-    private CheckpointTable activeCheckpoint() {
-        if (inProgress == null) {
-            throw new IllegalStateException("no checkpoint in progress in " + path);
-        }
-        if (inProgress.frozen()) {
-            throw new IllegalStateException("the checkpoint in progress in " + path + " is being finished");
-        }
-        return inProgress;
+        return tables.checkpointOffset(blockNumber);
     }
 
     private static ByteBuffer copyRootRecord(ByteBuffer rootRecord) {
@@ -550,202 +389,29 @@ public final class BlockFile implements Closeable {
         return ByteBuffer.allocate(rootRecord.remaining()).put(rootRecord.duplicate()).flip().asReadOnlyBuffer();
     }
 
-    /**
-     * Writes the table of a checkpoint and makes it durable. With {@code fresh} the checkpoint is begun
-     * here (in the same critical section, so nothing happens in between); else the one in progress is
-     * finished.
-     */
-    private void runCheckpoint(ByteBuffer root, boolean fresh) throws IOException {
-        TableSnapshot snapshot;
-        long tableOffset;
-        long tableLength;
-        long sequence;
-        int slot;
-        long allocatedEnd;
-        lock.lock();
-        try {
-            CheckpointTable checkpoint;
-            if (fresh) {
-                if (inProgress != null) {
-                    throw new IllegalStateException("a checkpoint is already in progress in " + path);
-                }
-                checkpoint = new CheckpointTable(table.snapshot());
-                inProgress = checkpoint;
-            } else {
-                checkpoint = activeCheckpoint();
-            }
-            checkpoint.freeze();
-            snapshot = checkpoint.table();
-            tableLength = snapshot.encodedLength(root == null ? -1 : root.remaining());
-            tableOffset = allocator.allocate(tableLength);
-            sequence = durableSequence + 1;
-            slot = 1 - durableSlot;
-            allocatedEnd = allocator.end();
-        } finally {
-            lock.unlock();
-        }
-        boolean unknownState = false;
-        try {
-            ByteBuffer scratch = ScratchBuffers.take(TABLE_SCRATCH_SIZE);
-            int crc;
-            try {
-                crc = snapshot.writeTo(file, tableOffset, sequence, root, scratch);
-            } finally {
-                ScratchBuffers.giveBack(scratch);
-            }
-            unknownState = true;
-            file.sync();
-            FileHeader header = new FileHeader(sequence, tableOffset, tableLength, crc,
-                    root == null ? 0 : tableOffset + TableSnapshot.PREFIX_SIZE, root == null ? -1 : root.remaining(),
-                    snapshot.size(), snapshot.entryCount(), allocatedEnd);
-            file.write(header.encode(), (long) slot * BlockFormat.HEADER_SLOT_SIZE);
-            file.sync();
-        } catch (IOException | RuntimeException e) {
-            abandonCheckpoint(snapshot, tableOffset, tableLength, unknownState ? e : null);
-            throw e;
-        }
-        completeCheckpoint(snapshot, tableOffset, tableLength, sequence, slot, root);
-    }
-
-    /**
-     * Cleans up after a failed checkpoint. Before the first sync nothing the checkpoint wrote can be
-     * referenced by a header, so its table region and the versions only it pinned are released; after
-     * that the file is marked failed ({@code failure}) and the attempt stays pinned, since its header
-     * may have reached the disk.
-     */
-    private void abandonCheckpoint(TableSnapshot snapshot, long tableOffset, long tableLength, Throwable failure) {
-        lock.lock();
-        try {
-            if (failure != null) {
-                this.failure = failure instanceof IOException io ? io
-                        : new IOException("checkpoint failed: " + failure, failure);
-                return;
-            }
-            allocator.release(tableOffset, tableLength);
-            dropCheckpoint(snapshot);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Under the lock: ends the checkpoint in progress without making it durable. Releases the versions
-     * only its table referenced (begin-time versions rewritten or freed since, and images whose block
-     * moved on) and the numbers it held.
-     */
-    private void dropCheckpoint(TableSnapshot snapshot) {
-        inProgress = null;
-        for (int b = 0; b < snapshot.size(); b++) {
-            long offset = snapshot.offsets()[b];
-            if (isExtent(offset) && offset != table.offset(b) && offset != durable.offset(b)) {
-                allocator.release(offset, snapshot.lengths()[b]);
-            }
-        }
-        table.releaseHeldNumbers();
-    }
-
-    /** Installs a durable checkpoint: releases what only its predecessor referenced, then trims the tail. */
-    private void completeCheckpoint(TableSnapshot snapshot, long tableOffset, long tableLength, long sequence,
-            int slot, ByteBuffer root) {
-        lock.lock();
-        try {
-            TableSnapshot previous = durable;
-            for (int b = 0; b < previous.size(); b++) {
-                long offset = previous.offsets()[b];
-                if (isExtent(offset) && offset != snapshot.offset(b) && offset != table.offset(b)) {
-                    allocator.release(offset, previous.lengths()[b]);
-                }
-            }
-            allocator.release(durableTableOffset, durableTableLength);
-            durable = snapshot;
-            inProgress = null;
-            table.releaseHeldNumbers();
-            durableTableOffset = tableOffset;
-            durableTableLength = tableLength;
-            durableSlot = slot;
-            durableSequence = sequence;
-            rootRecord = root;
-            long end = allocator.trimTail();
-            try {
-                if (file.size() > end) {
-                    file.truncate(end);
-                }
-            } catch (IOException e) {
-                // Harmless: the bytes past the allocation end are unreferenced, and open trims them.
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Releases the extent of an old version of {@code blockNumber} that the current table just dropped,
-     * unless the durable checkpoint or the one in progress references it.
-     */
-    private void releaseIfUnpinned(long blockNumber, long offset, int length) {
-        if (!isExtent(offset) || offset == durable.offset(blockNumber)
-                || (inProgress != null && offset == inProgress.offset(blockNumber))) {
-            return;
-        }
-        allocator.release(offset, length);
-    }
-
-    private static boolean isExtent(long offset) {
-        return offset != TranslationTable.FREE && offset != TranslationTable.UNWRITTEN;
-    }
-
     /** A read-only view of the root record of the last durable checkpoint, or {@code null} if none. */
     public ByteBuffer rootRecord() {
-        lock.lock();
-        try {
-            return rootRecord == null ? null : rootRecord.duplicate();
-        } finally {
-            lock.unlock();
-        }
+        return tables.rootRecord();
     }
 
     /** Sequence number of the last durable checkpoint (1 for a new file). */
     public long checkpointSequence() {
-        lock.lock();
-        try {
-            return durableSequence;
-        } finally {
-            lock.unlock();
-        }
+        return tables.durableSequence();
     }
 
     /** Bytes the file spans (its allocation end; the physical size differs by the padding of the last block). */
     public long fileSize() {
-        lock.lock();
-        try {
-            return allocator.end();
-        } finally {
-            lock.unlock();
-        }
+        return tables.end();
     }
 
     /** Aligned bytes held by the current version of every block. */
     public long liveBytes() {
-        lock.lock();
-        try {
-            return table.liveBytes();
-        } finally {
-            lock.unlock();
-        }
+        return tables.liveBytes();
     }
 
     /** Space accounting as of now. */
     public BlockFileStats stats() {
-        lock.lock();
-        try {
-            long end = allocator.end();
-            long live = table.liveBytes();
-            long free = allocator.freeBytes();
-            return new BlockFileStats(end, live, free, end - BlockFormat.DATA_START - live - free,
-                    allocator.freeExtentCount(), table.allocatedCount(), durableSequence);
-        } finally {
-            lock.unlock();
-        }
+        return tables.stats();
     }
 
     /**
@@ -780,7 +446,7 @@ public final class BlockFile implements Closeable {
 
     private void checkWritable() throws IOException {
         checkOpen();
-        IOException f = failure;
+        IOException f = tables.failure();
         if (f != null) {
             throw refusal(f);
         }

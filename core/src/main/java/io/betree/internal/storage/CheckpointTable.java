@@ -7,7 +7,7 @@ package io.betree.internal.storage;
  * table changed meanwhile. Its set of allocated numbers never changes. Once the checkpoint starts
  * finishing the table is frozen and {@link #table()} is written out (and becomes the durable table).
  *
- * <p>Not thread-safe; {@link BlockFile} guards it with its lock. The arrays are shared with
+ * <p>Not thread-safe; {@link TableSet} guards it with its lock. The arrays are shared with
  * {@link #table()} and only change while the table is not frozen, that is before the finishing
  * thread reads them.
  */

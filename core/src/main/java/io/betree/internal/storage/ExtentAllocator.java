@@ -7,7 +7,7 @@ import java.util.TreeMap;
 /**
  * Free-space map of a block file: which aligned extents between {@link BlockFormat#DATA_START} and
  * the allocation end are free. Allocation is first fit in offset order, else an append at the end;
- * released extents coalesce with free neighbours. Not thread-safe; {@link BlockFile} guards it.
+ * released extents coalesce with free neighbours. Not thread-safe; {@link TableSet} guards it.
  *
  * <p>Whether an extent may be released at all (copy-on-write: not while a durable or in-progress
  * checkpoint references it) is the caller's decision; this class only keeps the books and rejects a

@@ -5,7 +5,7 @@ import java.util.BitSet;
 
 /**
  * The current, mutable block translation table: for each logical block number, whether it is
- * allocated and where its latest version lives on disk. Not thread-safe; {@link BlockFile} guards it.
+ * allocated and where its latest version lives on disk. Not thread-safe; {@link TableSet} guards it.
  *
  * <p>Numbers are handed out lowest-free-first so that the table stays dense; freeing the highest
  * numbers shrinks it. Positions are kept in two parallel primitive arrays indexed by block number,
