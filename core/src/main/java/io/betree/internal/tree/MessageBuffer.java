@@ -454,10 +454,28 @@ public final class MessageBuffer {
         return data;
     }
 
-    /** Writes the messages in (key, msn) order, so that loading needs no sort. */
+    /**
+     * Writes the messages in (key, msn) order, so that loading needs no sort. Changes nothing in
+     * the buffer, since the node cache serializes while readers may hold the tree's shared lock: the
+     * unsorted tail is sorted into a small temporary array and merged on the fly with the sorted
+     * prefix exactly as {@link #consolidate} would merge it (each tail message after the prefix
+     * messages that do not sort after it), so the bytes written are those of a consolidated buffer.
+     */
     public void serialize(ByteBuf out) {
-        consolidate();
-        for (int k = 0; k < count; k++) {
+        int[] tail = sortedTail();
+        int copied = 0;
+        for (int t : tail) {
+            int pos = upperBound(t, copied);
+            writeSorted(out, copied, pos);
+            out.writeBytes(data, t, messageLength(t));
+            copied = pos;
+        }
+        writeSorted(out, copied, sorted);
+    }
+
+    /** Writes the messages at positions {@code [from, to)} of the sorted prefix. */
+    private void writeSorted(ByteBuf out, int from, int to) {
+        for (int k = from; k < to; k++) {
             int off = offsetAt(k);
             out.writeBytes(data, off, messageLength(off));
         }

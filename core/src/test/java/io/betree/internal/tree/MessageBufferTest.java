@@ -5,8 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -65,6 +71,133 @@ class MessageBufferTest {
             }
         }
         assertEquals(0, memory.used());
+    }
+
+    @Test
+    void serializeWritesWhatAConsolidatedBufferWrites() {
+        Random rnd = new Random(20261123);
+        NodeMemory memory = new NodeMemory();
+        List<Integer> sizes = new ArrayList<>(List.of(1, 2, 63, 64, 65, 66, 129, 130, 131, 200));
+        for (int round = 0; round < 30; round++) {
+            sizes.add(1 + rnd.nextInt(3000));
+        }
+        for (int n : sizes) {
+            MessageBuffer lazy = new MessageBuffer(memory);
+            MessageBuffer consolidated = new MessageBuffer(memory);
+            try {
+                fillShuffled(new Random(n), n, lazy, consolidated);
+                assertEquals(lazy.count() - lazy.sortedCount() > 0, n % 65 != 0, "tail present, n=" + n);
+                consolidated.consolidate();
+                assertEquals(consolidated.count(), consolidated.sortedCount());
+                assertArrayEquals(serialized(consolidated), serialized(lazy), "n=" + n);
+                assertEquals(lazy.bytes(), serialized(lazy).length);
+            } finally {
+                lazy.release();
+                consolidated.release();
+            }
+        }
+        assertEquals(0, memory.used());
+    }
+
+    @Test
+    void serializeLeavesTheBufferUnchanged() {
+        Random rnd = new Random(20261124);
+        NodeMemory memory = new NodeMemory();
+        for (int n : new int[] {40, 64, 100, 1000, 2500}) {
+            MessageBuffer buffer = new MessageBuffer(memory);
+            try {
+                fillShuffled(new Random(n), n, buffer);
+                assertTrue(buffer.sortedCount() < buffer.count(), "the tail is not yet consolidated");
+                long seed = rnd.nextLong();
+                Map<String, String> before = observe(buffer, memory, new Random(seed));
+                byte[] firstImage = serialized(buffer);
+                Map<String, String> after = observe(buffer, memory, new Random(seed));
+                byte[] secondImage = serialized(buffer);
+                assertEquals(before.keySet(), after.keySet());
+                for (String fact : before.keySet()) {
+                    assertEquals(before.get(fact), after.get(fact), fact + ", n=" + n);
+                }
+                assertArrayEquals(firstImage, secondImage, "n=" + n);
+                assertTrue(buffer.sortedCount() < buffer.count(), "the tail is still unconsolidated");
+            } finally {
+                buffer.release();
+            }
+        }
+        assertEquals(0, memory.used());
+    }
+
+    /**
+     * Appends the same {@code n} messages to each buffer: random keys from the small alphabet (so
+     * many are equal), msns a shuffled permutation (so equal keys arrive out of msn order), now and
+     * then a repeat of an earlier (key, msn) with another value, and values unique per append so
+     * that the order of the bytes written shows any difference in message order.
+     */
+    private static void fillShuffled(Random rnd, int n, MessageBuffer... buffers) {
+        long[] msns = new long[n];
+        for (int i = 0; i < n; i++) {
+            msns[i] = i + 1;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            long t = msns[i];
+            msns[i] = msns[j];
+            msns[j] = t;
+        }
+        List<byte[]> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byte[] key;
+            long msn;
+            if (i > 0 && rnd.nextInt(20) == 0) {
+                int earlier = rnd.nextInt(i);
+                key = keys.get(earlier);
+                msn = msns[earlier];
+            } else {
+                key = randomKey(rnd);
+                msn = msns[i];
+            }
+            keys.add(key);
+            byte type = rnd.nextInt(4) == 0 ? MessageType.DELETE : MessageType.PUT;
+            byte[] value = type == MessageType.PUT ? ("v" + i).getBytes() : null;
+            for (MessageBuffer b : buffers) {
+                b.append(type, msn, i, key, value);
+            }
+        }
+    }
+
+    private static byte[] serialized(MessageBuffer buffer) {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            buffer.serialize(out);
+            return ByteBufUtil.getBytes(out);
+        } finally {
+            out.release();
+        }
+    }
+
+    /** What the buffer shows: sizes, its data bytes and the answers of its queries, by name. */
+    private static Map<String, String> observe(MessageBuffer buffer, NodeMemory memory, Random rnd) {
+        Map<String, String> facts = new LinkedHashMap<>();
+        facts.put("count", String.valueOf(buffer.count()));
+        facts.put("sortedCount", String.valueOf(buffer.sortedCount()));
+        facts.put("bytes", String.valueOf(buffer.bytes()));
+        facts.put("memoryBytes", String.valueOf(buffer.memoryBytes()));
+        facts.put("memory.used", String.valueOf(memory.used()));
+        facts.put("data", Arrays.toString(ByteBufUtil.getBytes(buffer.data(), 0, buffer.data().writerIndex())));
+        int[] sortedOffsets = new int[buffer.sortedCount()];
+        for (int k = 0; k < sortedOffsets.length; k++) {
+            sortedOffsets[k] = buffer.sortedOffset(k);
+        }
+        facts.put("sortedOffsets", Arrays.toString(sortedOffsets));
+        facts.put("maxKey", Arrays.toString(buffer.maxKey()));
+        for (int probe = 0; probe < 300; probe++) {
+            byte[] key = randomKey(rnd);
+            long snapshot = rnd.nextInt(buffer.count() + 2);
+            facts.put("findNewest " + probe, String.valueOf(buffer.findNewest(key, snapshot)));
+            byte[] upper = rnd.nextInt(5) == 0 ? null : randomKey(rnd);
+            facts.put("visibleInRange " + probe, Arrays.toString(buffer.visibleInRange(key, upper, snapshot)));
+            facts.put("lowerBound " + probe, buffer.lowerBound(key, false) + " " + buffer.lowerBound(key, true));
+        }
+        return facts;
     }
 
     private static byte[] randomKey(Random rnd) {
