@@ -1,6 +1,7 @@
 package io.betree.compression;
 
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Registry of the available codecs: the built-in ones ({@code none}, {@code lz4}, {@code zstd},
@@ -11,6 +12,7 @@ import java.util.List;
 public final class Compressors {
 
     private static volatile CodecRegistry registry;
+    private static final ReentrantLock LOADING = new ReentrantLock();
 
     private Compressors() {
     }
@@ -66,12 +68,17 @@ public final class Compressors {
     static CodecRegistry registry() {
         CodecRegistry r = registry;
         if (r == null) {
-            synchronized (Compressors.class) {
+            // A lock, not a monitor: loading reads the class path, and a virtual thread must not
+            // pin its carrier meanwhile.
+            LOADING.lock();
+            try {
                 r = registry;
                 if (r == null) {
                     r = CodecRegistry.load(Compressors.class.getClassLoader());
                     registry = r;
                 }
+            } finally {
+                LOADING.unlock();
             }
         }
         return r;

@@ -3,6 +3,7 @@ package io.betree.compression;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
 import org.tukaani.xz.LZMA2Options;
 import org.tukaani.xz.SingleXZInputStream;
 import org.tukaani.xz.XZ;
@@ -82,14 +83,18 @@ public final class XzCompressor extends AbstractBlockCompressor {
     /**
      * XZ's encoder takes about eleven times its dictionary in heap (46 MB for a 4 MiB node at the
      * default preset), so blocks are compressed one at a time per process: a small heap must not
-     * meet two encoders at once (the cache's evictor and a checkpoint, say).
+     * meet two encoders at once (the cache's evictor and a checkpoint, say). A lock rather than a
+     * monitor: a virtual thread waiting for its turn must not pin its carrier.
      */
-    private static final Object ENCODER_TURN = new Object();
+    private static final ReentrantLock ENCODER_TURN = new ReentrantLock();
 
     @Override
     int compressBlock(ByteBuffer in, ByteBuffer out) {
-        synchronized (ENCODER_TURN) {
+        ENCODER_TURN.lock();
+        try {
             return compressAlone(in, out);
+        } finally {
+            ENCODER_TURN.unlock();
         }
     }
 

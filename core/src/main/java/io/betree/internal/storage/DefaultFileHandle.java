@@ -9,6 +9,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * {@link FileHandle} over a {@link FileChannel}, using positional reads and writes so that threads
@@ -29,6 +30,8 @@ final class DefaultFileHandle implements FileHandle {
     private final Path path;
     private volatile FileChannel channel;
     private volatile boolean closed;
+    /** Guards reopening and closing the channel; a lock, not a monitor, since both do I/O. */
+    private final ReentrantLock reopen = new ReentrantLock();
 
     /** Opens (creating if absent) {@code path} for reading and writing. */
     DefaultFileHandle(Path path) throws IOException {
@@ -132,12 +135,15 @@ final class DefaultFileHandle implements FileHandle {
     @Override
     public void close() throws IOException {
         FileChannel ch;
-        synchronized (this) {
+        reopen.lock();
+        try {
             if (closed) {
                 return;
             }
             closed = true;
             ch = channel;
+        } finally {
+            reopen.unlock();
         }
         ch.close();
     }
@@ -153,7 +159,8 @@ final class DefaultFileHandle implements FileHandle {
         if (ch.isOpen()) {
             return ch;
         }
-        synchronized (this) {
+        reopen.lock();
+        try {
             if (closed) {
                 throw new ClosedChannelException();
             }
@@ -162,6 +169,8 @@ final class DefaultFileHandle implements FileHandle {
                 channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
             }
             return channel;
+        } finally {
+            reopen.unlock();
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 
 /**
@@ -166,6 +167,8 @@ final class DefaultStorageEnv implements StorageEnv {
         private final FileLock lock;
         private final FileChannel channel;
         private boolean released;
+        /** Serializes close; a lock, not a monitor, since closing does I/O. */
+        private final ReentrantLock closing = new ReentrantLock();
 
         HeldLock(Path key, FileLock lock, FileChannel channel) {
             this.key = key;
@@ -174,21 +177,26 @@ final class DefaultStorageEnv implements StorageEnv {
         }
 
         @Override
-        public synchronized void close() throws IOException {
-            if (released) {
-                return;
-            }
-            released = true;
+        public void close() throws IOException {
+            closing.lock();
             try {
-                if (channel.isOpen()) {
-                    lock.release();
+                if (released) {
+                    return;
+                }
+                released = true;
+                try {
+                    if (channel.isOpen()) {
+                        lock.release();
+                    }
+                } finally {
+                    try {
+                        channel.close();
+                    } finally {
+                        HELD_LOCKS.remove(key);
+                    }
                 }
             } finally {
-                try {
-                    channel.close();
-                } finally {
-                    HELD_LOCKS.remove(key);
-                }
+                closing.unlock();
             }
         }
     }

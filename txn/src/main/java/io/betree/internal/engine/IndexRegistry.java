@@ -13,11 +13,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The indexes of an open engine, by name and by id, and the next free id; makes their trees.
  * Thread-safe: every method is atomic. Creating an index is not logged here; the engine logs it
- * first (see {@link Engine#openIndex}).
+ * first (see {@link Engine#openIndex}). A lock rather than a monitor: making a tree may wait for
+ * the cache's evictor, and a virtual thread waiting here must not pin its carrier.
  */
 final class IndexRegistry {
     private final NodeCache cache;
@@ -26,6 +28,7 @@ final class IndexRegistry {
     private final FailureListener failures;
     private final Map<String, StoredIndex> byName = new TreeMap<>();
     private final Map<Integer, StoredIndex> byId = new HashMap<>();
+    private final ReentrantLock lock = new ReentrantLock();
     private int nextId;
 
     IndexRegistry(NodeCache cache, BlockFile file, MvccHorizon horizon, FailureListener failures, int nextId) {
@@ -37,16 +40,26 @@ final class IndexRegistry {
     }
 
     /** Registers an index stored at the last checkpoint. */
-    synchronized void open(Catalog.Entry e) {
-        register(new StoredIndex(e.id(), e.name(),
-                BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock())));
+    void open(Catalog.Entry e) {
+        lock.lock();
+        try {
+            register(new StoredIndex(e.id(), e.name(),
+                    BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock())));
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Creates an empty index under {@code id}, which must be new. */
-    synchronized StoredIndex create(int id, String name, TreeConfig config) {
-        StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures));
-        register(index);
-        return index;
+    StoredIndex create(int id, String name, TreeConfig config) {
+        lock.lock();
+        try {
+            StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures));
+            register(index);
+            return index;
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void register(StoredIndex index) {
@@ -55,22 +68,42 @@ final class IndexRegistry {
         nextId = Math.max(nextId, index.id() + 1);
     }
 
-    synchronized StoredIndex byName(String name) {
-        return byName.get(name);
+    StoredIndex byName(String name) {
+        lock.lock();
+        try {
+            return byName.get(name);
+        } finally {
+            lock.unlock();
+        }
     }
 
-    synchronized StoredIndex byId(int id) {
-        return byId.get(id);
+    StoredIndex byId(int id) {
+        lock.lock();
+        try {
+            return byId.get(id);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Every index, in name order. */
-    synchronized List<StoredIndex> all() {
-        return new ArrayList<>(byName.values());
+    List<StoredIndex> all() {
+        lock.lock();
+        try {
+            return new ArrayList<>(byName.values());
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The id the next new index gets. */
-    synchronized int nextId() {
-        return nextId;
+    int nextId() {
+        lock.lock();
+        try {
+            return nextId;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The settings a catalog entry or a logged creation records. */

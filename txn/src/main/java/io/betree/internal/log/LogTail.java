@@ -32,8 +32,8 @@ final class LogTail {
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever a sync ends or the durable LSN moves. */
     private final Condition syncDone = lock.newCondition();
-    /** Serializes {@link #deleteSegmentsBefore} calls. */
-    private final Object deletion = new Object();
+    /** Serializes {@link #deleteSegmentsBefore} calls; a lock, not a monitor, since they do I/O. */
+    private final ReentrantLock deletion = new ReentrantLock();
 
     // Guarded by lock.
     /** All segments, oldest first; the last one is appended to. */
@@ -247,7 +247,8 @@ final class LogTail {
 
     /** See {@link WriteAheadLog#deleteSegmentsBefore}. */
     void deleteSegmentsBefore(long lsn) throws IOException {
-        synchronized (deletion) {
+        deletion.lock();
+        try {
             List<Segment> doomed = new ArrayList<>();
             lock.lock();
             try {
@@ -278,6 +279,8 @@ final class LogTail {
                     }
                 }
             }
+        } finally {
+            deletion.unlock();
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The write-ahead log: typed, checksummed records appended to segment files in one directory, with
@@ -54,6 +55,8 @@ public final class WriteAheadLog implements Closeable {
 
     // Guarded by this.
     private final List<Segment> segments;
+    /** Guards the fields below; a lock, not a monitor, since replay does I/O under it. */
+    private final ReentrantLock state = new ReentrantLock();
     private boolean replayStarted;
     private boolean closed;
     private ScheduledThreadPoolExecutor periodic;
@@ -104,8 +107,17 @@ public final class WriteAheadLog implements Closeable {
      * @throws IllegalStateException if called a second time or after close
      * @throws IOException if reading, truncating or syncing fails, or as thrown by the visitor
      */
-    public synchronized void replay(long fromLsn, RecordVisitor visitor) throws IOException {
+    public void replay(long fromLsn, RecordVisitor visitor) throws IOException {
         Objects.requireNonNull(visitor, "visitor");
+        state.lock();
+        try {
+            replayLocked(fromLsn, visitor);
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private void replayLocked(long fromLsn, RecordVisitor visitor) throws IOException {
         checkOpen();
         if (replayStarted) {
             throw new IllegalStateException("write-ahead log " + dir + " can be replayed only once");
@@ -174,11 +186,20 @@ public final class WriteAheadLog implements Closeable {
      *
      * @throws IllegalStateException before {@link #replay}, after close, or if already started
      */
-    public synchronized void startPeriodicSync(Duration interval) {
+    public void startPeriodicSync(Duration interval) {
         long nanos = interval.toNanos();
         if (nanos <= 0) {
             throw new IllegalArgumentException("interval must be positive: " + interval);
         }
+        state.lock();
+        try {
+            schedulePeriodicSync(nanos);
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private void schedulePeriodicSync(long nanos) {
         LogTail t = tail();
         checkOpen();
         if (periodic != null) {
@@ -248,13 +269,16 @@ public final class WriteAheadLog implements Closeable {
     @Override
     public void close() throws IOException {
         ScheduledThreadPoolExecutor syncer;
-        synchronized (this) {
+        state.lock();
+        try {
             if (closed) {
                 return;
             }
             closed = true;
             syncer = periodic;
             periodic = null;
+        } finally {
+            state.unlock();
         }
         if (syncer != null) {
             syncer.shutdown();
