@@ -40,11 +40,6 @@ final class ConflictTable {
         }
     }
 
-    /** Number of remembered commits. */
-    int size() {
-        return byCommit.size();
-    }
-
     /** A 64-bit hash of an index id and a key. */
     static long hash(int indexId, byte[] key) {
         long h = 0x9E3779B97F4A7C15L * (indexId + 1);

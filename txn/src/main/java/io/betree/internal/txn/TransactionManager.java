@@ -12,25 +12,33 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
- * Timestamps, snapshots and commits. A commit enters the commit gate, checks its keys against
- * commits made since its snapshot (first committer wins), takes the next timestamp, logs the
- * commit, applies its writes to the trees as messages carrying that timestamp, and only then
- * publishes the timestamp as visible: a snapshot sees all of a commit or none of it, in every
- * index. Syncing the log happens after the gate is left, so concurrent commits share syncs.
+ * Timestamps, snapshots and the commit pipeline. The commit gate covers only what must be ordered:
+ * a commit checks its keys against commits made since its snapshot (first committer wins), takes
+ * the next timestamp, appends its record to the log and takes its turn at each tree it writes.
+ * Outside the gate it applies its writes to the trees as messages carrying its timestamp, each
+ * tree in turn order ({@link ApplyTurns}), so commits to different trees, and the log append of
+ * one commit and the tree work of another, overlap. A commit becomes visible when it and every
+ * earlier commit are applied ({@link Watermark}): a snapshot sees all of a commit or none of it,
+ * in every index. Syncing the log happens outside the gate too, so concurrent commits share syncs.
  *
- * <p>It is also the trees' {@link MvccHorizon}: the oldest live snapshot, kept up to date as
- * snapshots begin and end and commits become visible, so that the trees read it without a lock.
+ * <p>It is also the trees' {@link MvccHorizon}: the oldest live snapshot or, when older, the
+ * watermark, read without a lock.
  *
  * <p>Thread-safe. The gate is private: others pass work to {@link #runExclusive} instead.
  */
 public final class TransactionManager implements MvccHorizon {
     private final ReentrantLock commitGate = new ReentrantLock();
+    /** Guarded by the gate. */
     private final TreeMap<Long, Integer> activeSnapshots = new TreeMap<>();
+    /** Guarded by the gate. */
     private final ConflictTable conflicts = new ConflictTable();
+    private final ApplyTurns turns = new ApplyTurns();
     private final DurableLog log;
     private final FailureListener failures;
-    private volatile long visibleTs;
-    private volatile long horizon;
+    private final Watermark watermark;
+    /** The oldest live snapshot, or {@link Long#MAX_VALUE} when there is none; written in the gate. */
+    private volatile long oldestSnapshot = Long.MAX_VALUE;
+    /** The last timestamp handed out. Guarded by the gate. */
     private long clock;
     private volatile Throwable failure;
 
@@ -42,23 +50,28 @@ public final class TransactionManager implements MvccHorizon {
         this.log = log;
         this.failures = failures;
         this.clock = lastTs;
-        this.visibleTs = lastTs;
-        this.horizon = lastTs;
+        this.watermark = new Watermark(lastTs);
     }
 
-    /** Every commit at or below this timestamp is fully applied. */
+    /** Every commit at or below this timestamp is fully applied (the visibility watermark). */
     public long visibleTs() {
-        return visibleTs;
+        return watermark.visible();
     }
 
     /**
-     * Runs {@code action} at a quiet point of the commit order: no commit is in progress while it
-     * runs, and none starts until it returns. Index creation and the start of a checkpoint need
-     * one, so that everything before it in the log is applied and nothing after it is.
+     * Runs {@code action} at a quiet point of the commit order: every commit in the log is applied
+     * when it starts, and no commit starts until it returns. Index creation and the start of a
+     * checkpoint need one, so that everything before it in the log is in the trees and nothing
+     * after it is.
+     *
+     * @throws EnvironmentFailedException if a commit failed half-way, so that point never comes
      */
     public <T> T runExclusive(Supplier<T> action) {
         commitGate.lock();
         try {
+            if (!watermark.awaitVisible(clock, () -> failure != null)) {
+                checkUsable();
+            }
             return action.get();
         } finally {
             commitGate.unlock();
@@ -69,9 +82,9 @@ public final class TransactionManager implements MvccHorizon {
     public long beginSnapshot() {
         commitGate.lock();
         try {
-            long ts = visibleTs;
+            long ts = watermark.visible();
             activeSnapshots.merge(ts, 1, Integer::sum);
-            updateHorizon();
+            oldestSnapshot = activeSnapshots.firstKey();
             return ts;
         } finally {
             commitGate.unlock();
@@ -83,22 +96,21 @@ public final class TransactionManager implements MvccHorizon {
         commitGate.lock();
         try {
             activeSnapshots.computeIfPresent(ts, (k, n) -> n == 1 ? null : n - 1);
-            updateHorizon();
-            conflicts.prune(horizon);
+            oldestSnapshot = activeSnapshots.isEmpty() ? Long.MAX_VALUE : activeSnapshots.firstKey();
+            conflicts.prune(oldestSnapshot());
         } finally {
             commitGate.unlock();
         }
     }
 
-    /** Gate held: recomputes the oldest snapshot any reader may use. */
-    private void updateHorizon() {
-        horizon = activeSnapshots.isEmpty() ? visibleTs : Math.min(activeSnapshots.firstKey(), visibleTs);
-    }
-
-    /** The oldest snapshot any reader may use: versions older than it are invisible to all. Lock-free. */
+    /**
+     * The oldest snapshot any reader may use: the oldest live snapshot, or the watermark when that
+     * is older (a snapshot begun now would take it). Versions older than it are invisible to all.
+     * Lock-free.
+     */
     @Override
     public long oldestSnapshot() {
-        return horizon;
+        return Math.min(oldestSnapshot, watermark.visible());
     }
 
     /** Whether a commit after {@code snapshotTs} wrote {@code key} of index {@code indexId}. */
@@ -108,7 +120,8 @@ public final class TransactionManager implements MvccHorizon {
 
     /**
      * Commits {@code ops} for a transaction whose snapshot is {@code snapshotTs} ({@code -1}: no
-     * snapshot, as for a single write without a transaction).
+     * snapshot, as for a single write without a transaction). Returns once the commit is applied
+     * and visible, so the caller reads its own writes.
      *
      * @return the log position the caller syncs to for durability
      * @throws WriteConflictException if a key was committed by another transaction after the snapshot
@@ -122,6 +135,10 @@ public final class TransactionManager implements MvccHorizon {
             hashes[i] = ConflictTable.hash(op.indexId(), op.key());
             logged.add(op.logged());
         }
+        List<List<WriteOp>> byTree = groupByTree(ops);
+        long[] treeTurns = new long[byTree.size()];
+        long ts;
+        long position;
         commitGate.lock();
         try {
             checkUsable();
@@ -133,28 +150,78 @@ public final class TransactionManager implements MvccHorizon {
                     }
                 }
             }
-            long ts = clock + 1;
-            long position = log.appendCommit(ts, logged);
+            ts = clock + 1;
+            position = log.appendCommit(ts, logged);
             clock = ts;
-            try {
-                for (WriteOp op : ops) {
-                    op.apply(ts);
-                }
-            } catch (RuntimeException | Error e) {
-                // Logged but not fully applied: only recovery can make the trees whole again.
-                failure = e;
-                failures.failed(e);
-                throw e;
+            // Recorded even with no snapshot live: one begun before this commit is visible takes
+            // an older timestamp and must still meet this commit's keys. Whatever is at or below
+            // the horizon no snapshot can miss, so it goes.
+            conflicts.prune(oldestSnapshot());
+            conflicts.record(ts, hashes);
+            for (int t = 0; t < treeTurns.length; t++) {
+                treeTurns[t] = turns.take(byTree.get(t).get(0).tree());
             }
-            if (!activeSnapshots.isEmpty()) {
-                conflicts.record(ts, hashes);
-            }
-            visibleTs = ts;
-            updateHorizon();
-            return position;
         } finally {
             commitGate.unlock();
         }
+        apply(ts, byTree, treeTurns);
+        watermark.applied(ts);
+        if (!watermark.awaitVisible(ts, () -> failure != null)) {
+            checkUsable();
+        }
+        return position;
+    }
+
+    /**
+     * Applies a logged commit's writes, each tree in its turn. Every turn is ended, even after a
+     * failure, so later commits do not wait forever (they then fail on the unusable tree).
+     */
+    private void apply(long ts, List<List<WriteOp>> byTree, long[] treeTurns) {
+        Throwable failed = null;
+        for (int t = 0; t < treeTurns.length; t++) {
+            var tree = byTree.get(t).get(0).tree();
+            turns.await(tree, treeTurns[t]);
+            try {
+                if (failed == null) {
+                    for (WriteOp op : byTree.get(t)) {
+                        op.apply(ts);
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                failed = e;
+            } finally {
+                turns.done(tree, treeTurns[t]);
+            }
+        }
+        if (failed != null) {
+            // Logged but not fully applied: only recovery can make the trees whole again.
+            failure = failed;
+            failures.failed(failed);
+            if (failed instanceof Error err) {
+                throw err;
+            }
+            throw (RuntimeException) failed;
+        }
+    }
+
+    /** The writes grouped by tree, trees in the order they first appear, writes in their order. */
+    private static List<List<WriteOp>> groupByTree(List<WriteOp> ops) {
+        List<List<WriteOp>> groups = new ArrayList<>(2);
+        for (WriteOp op : ops) {
+            List<WriteOp> group = null;
+            for (List<WriteOp> g : groups) {
+                if (g.get(0).tree() == op.tree()) {
+                    group = g;
+                    break;
+                }
+            }
+            if (group == null) {
+                group = new ArrayList<>();
+                groups.add(group);
+            }
+            group.add(op);
+        }
+        return groups;
     }
 
     /** Makes everything up to {@code position} durable. */
@@ -170,8 +237,7 @@ public final class TransactionManager implements MvccHorizon {
                 op.apply(ts);
             }
             clock = Math.max(clock, ts);
-            visibleTs = clock;
-            updateHorizon();
+            watermark.recovered(clock);
         } finally {
             commitGate.unlock();
         }
