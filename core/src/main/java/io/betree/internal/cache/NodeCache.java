@@ -182,8 +182,13 @@ public final class NodeCache {
                                 : new IOException(evictionFailure));
             }
             try {
-                if (!roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS) && !evictableLeft()) {
-                    return; // Everything is pinned: going over budget beats a deadlock.
+                roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS);
+                // Whether woken or timed out: with nothing left to evict (everything pinned, or the
+                // excess is the pool's share of partly used chunks, which eviction cannot free),
+                // going over budget beats waiting for ever. The evictor signals even when it found
+                // no victim, so a writer that only checked after a timeout never got here.
+                if (heldBytes() > hardLimitBytes && !evictableLeft()) {
+                    return;
                 }
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();

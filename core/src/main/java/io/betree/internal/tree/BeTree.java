@@ -24,6 +24,13 @@ import java.util.function.Supplier;
  * tells its {@link FailureListener} and refuses further use until the environment is reopened.
  */
 public final class BeTree {
+    /**
+     * Pending deletes one scan batch may step over before the read pushes them down to the
+     * basements: past this, every later read of the range (a queue's head, say) would keep paying
+     * for them, while a flush applies them once and lets emptied basements and leaves go.
+     */
+    static final int TOMBSTONES_WORTH_A_FLUSH = 256;
+
     private final NodeStore store;
     private volatile TreeConfig config;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -238,12 +245,41 @@ public final class BeTree {
      */
     public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, NavigableMap<byte[], byte[]> overlay,
             byte[] overlayTombstone) {
+        ScanBatch batch;
         lock.readLock().lock();
         try {
             checkUsable();
-            return ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
+            batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
         } finally {
             lock.readLock().unlock();
+        }
+        if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
+            flushPath(from);
+        }
+        return batch;
+    }
+
+    /**
+     * Pushes the pending messages on the path to {@code key} down to its leaf (see
+     * {@link Reshaper#flushPath}). A write: it takes the tree's write lock.
+     */
+    private void flushPath(byte[] key) {
+        lock.writeLock().lock();
+        try {
+            checkUsable();
+            InternalNode root = store.pinRoot(rootBlock);
+            try {
+                reshaper.flushPath(root, key);
+                root = reshaper.fixRoot(root, false, this::setRoot);
+            } catch (RuntimeException | Error e) {
+                failure = e;
+                failures.failed(e);
+                throw e;
+            } finally {
+                store.unpin(root, true);
+            }
+        } finally {
+            lock.writeLock().unlock();
         }
     }
 }

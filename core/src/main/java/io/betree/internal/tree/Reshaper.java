@@ -38,6 +38,24 @@ final class Reshaper {
 
     /** Moves every message of buffer {@code i} into child {@code i}, then repairs the child's shape. */
     private void flushChild(InternalNode parent, int i) {
+        flushChild(parent, i, null);
+    }
+
+    /**
+     * Pushes every pending message on the path to {@code key} down to the leaf that holds it, top
+     * down, each level's buffer for the path in one batch, repairing the shape of each node on the
+     * way back up. Reads that step over many pending deletes call it, so that the deletes are
+     * applied to the basements once instead of being skipped by every read after.
+     */
+    void flushPath(InternalNode root, byte[] key) {
+        flushChild(root, root.childFor(key), key);
+    }
+
+    /**
+     * As {@link #flushChild(InternalNode, int)}; with a {@code toward} key, then goes on down the
+     * child's path to that key (before repairing the child, whose shape that may change).
+     */
+    private void flushChild(InternalNode parent, int i, byte[] toward) {
         MessageBuffer batch = parent.buffers.get(i);
         parent.buffers.set(i, new MessageBuffer(store.memory()));
         try {
@@ -51,6 +69,9 @@ final class Reshaper {
                     InternalNode c = (InternalNode) child;
                     distribute(batch, c);
                     flushWhileOverfull(c);
+                    if (toward != null) {
+                        flushChild(c, c.childFor(toward), toward);
+                    }
                 }
                 consumed = true;
                 fixChild(parent, i, child, false);

@@ -17,11 +17,13 @@ public final class ScanBatch {
     private final List<byte[]> keys;
     private final List<byte[]> values;
     private final byte[] resumeKey;
+    private final int tombstones;
 
-    private ScanBatch(List<byte[]> keys, List<byte[]> values, byte[] resumeKey) {
+    private ScanBatch(List<byte[]> keys, List<byte[]> values, byte[] resumeKey, int tombstones) {
         this.keys = keys;
         this.values = values;
         this.resumeKey = resumeKey;
+        this.tombstones = tombstones;
     }
 
     /** Number of entries. */
@@ -37,6 +39,15 @@ public final class ScanBatch {
     /** Value of entry {@code i}. */
     public byte[] value(int i) {
         return values.get(i);
+    }
+
+    /**
+     * Pending deletes this batch stepped over: messages above the basement that hid a row or
+     * deleted nothing. Many of them mean reads of this range pay for deletes that a flush would
+     * apply once (see {@link BeTree#scanBatch}).
+     */
+    int tombstones() {
+        return tombstones;
     }
 
     /** Where the next batch starts (inclusive), or {@code null} when the range is exhausted. */
@@ -80,8 +91,14 @@ public final class ScanBatch {
             List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
                     : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
             mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values);
+            int tombstones = 0;
+            for (int m = 1; m < pending.size(); m += 2) {
+                if (pending.get(m) == TOMBSTONE) {
+                    tombstones++;
+                }
+            }
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
-            return new ScanBatch(keys, values, more ? upper : null);
+            return new ScanBatch(keys, values, more ? upper : null, tombstones);
         } finally {
             if (basement != null) {
                 store.unpin(basement, false);

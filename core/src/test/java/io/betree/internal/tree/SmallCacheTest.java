@@ -1,0 +1,91 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.Compressors;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.FailureListener;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A tree far larger than a tiny cache: writers must never wait for ever for room the evictor cannot
+ * make (the pool's partly used chunks count against the budget, and eviction cannot free them), and
+ * reads that step over many pending deletes push them down once, after which the range reads clean.
+ */
+class SmallCacheTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void writersGoOnWhenEvictionCannotGetUnderTheBudget() {
+        assertTimeoutPreemptively(Duration.ofMinutes(2), () -> {
+            try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tiny.data"))) {
+                NodeMemory memory = new NodeMemory();
+                NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 2L << 20);
+                try {
+                    BeTree tree = BeTree.create(cache, file, new TreeConfig(64 << 10, 4 << 10, 4,
+                            Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
+                    long msn = 0;
+                    for (int i = 0; i < 60_000; i++) {
+                        tree.write(MessageType.PUT, key(i * 7919L % 60_000), new byte[100], ++msn);
+                    }
+                    assertArrayEquals(new byte[100], tree.get(key(12_345), msn));
+                } finally {
+                    cache.releaseAll();
+                }
+            }
+        }, "a writer waited for ever in the node cache");
+    }
+
+    @Test
+    void aReadOverManyPendingDeletesPushesThemDownOnce() throws Exception {
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("queue.data"))) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            try {
+                // Large nodes: the deletes stay in the root's buffers until something pushes them.
+                BeTree tree = BeTree.create(cache, file, new TreeConfig(4 << 20, 64 << 10, 16,
+                        Compressors.create("lz4")), () -> Long.MAX_VALUE, FailureListener.IGNORE);
+                long msn = 0;
+                for (int i = 0; i < 20_000; i++) {
+                    tree.write(MessageType.PUT, key(i), new byte[100], ++msn);
+                }
+                for (int i = 0; i < 5_000; i++) {
+                    tree.write(MessageType.DELETE, key(i), null, ++msn);
+                }
+                ScanBatch first = tree.scanBatch(new byte[0], null, msn, null, null);
+                assertTrue(first.tombstones() >= BeTree.TOMBSTONES_WORTH_A_FLUSH, "tombstones: " + first.tombstones());
+                ScanBatch again = tree.scanBatch(new byte[0], null, msn, null, null);
+                assertEquals(0, again.tombstones(), "the first read pushed the deletes down");
+                byte[] from = new byte[0];
+                int rows = 0;
+                long expect = 5_000;
+                while (from != null) {
+                    ScanBatch b = tree.scanBatch(from, null, msn, null, null);
+                    for (int r = 0; r < b.size(); r++) {
+                        assertEquals(expect++, ByteBuffer.wrap(b.key(r)).getLong());
+                        rows++;
+                    }
+                    from = b.resumeKey();
+                }
+                assertEquals(15_000, rows);
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
+    private static byte[] key(long k) {
+        return ByteBuffer.allocate(8).putLong(k).array();
+    }
+}
