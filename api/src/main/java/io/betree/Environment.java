@@ -195,6 +195,22 @@ public final class Environment implements AutoCloseable {
         }
     }
 
+    /**
+     * Checks the invariants of every index's tree and of the data file's block bookkeeping (see
+     * the engine's {@code checkInvariants}); commits wait meanwhile. For tests, through the
+     * test-jar's {@code TreeChecks}; not public API.
+     *
+     * @throws CorruptionException naming the block and the broken invariant
+     * @throws IllegalStateException if the environment is closed
+     */
+    void checkInvariants() {
+        try {
+            engine.checkInvariants();
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
+    }
+
     // ---- called by Index and Transaction ----
 
     void commit(long snapshotTs, List<WriteOp> ops) {

@@ -13,6 +13,7 @@ import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
 import io.betree.Transaction;
+import io.betree.TreeChecks;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -26,13 +27,15 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Drives an index with random puts, deletes, gets and scans and compares every answer with a
- * {@link TreeMap}, closing and reopening the environment now and then. Nodes are small and the
- * cache is at its minimum so that flushes, splits, merges and eviction all happen often.
+ * {@link TreeMap}, closing and reopening the environment now and then and checking the trees'
+ * invariants after every reopen ({@link TreeChecks}). Nodes are small and the cache is at its
+ * minimum so that flushes, splits, merges and eviction all happen often.
  *
  * <p>Reproduce a failure with {@code -Dbetree.seed=N} (printed on failure); scale with
  * {@code -Dbetree.modelOps=N} (default 200,000 per codec).
  */
 class ModelBasedTest {
+    static long VT; static int VN;
     private static final int OPS = Integer.getInteger("betree.modelOps", 200_000);
 
     @TempDir
@@ -43,7 +46,9 @@ class ModelBasedTest {
     void matchesTreeMap(Codec codec) {
         long seed = Long.getLong("betree.seed", System.nanoTime());
         try {
+            long t0 = System.nanoTime(); VT = 0; VN = 0;
             run(codec, seed);
+            System.out.println("TIMING " + codec + " total " + (System.nanoTime() - t0) / 1_000_000 + " ms, verify " + VN + " calls " + VT / 1_000_000 + " ms");
         } catch (AssertionError | RuntimeException e) {
             throw new AssertionError("model test failed for " + codec + "; rerun with -Dbetree.seed=" + seed, e);
         }
@@ -97,12 +102,14 @@ class ModelBasedTest {
                 } else {
                     env.close();
                     env = Environment.open(dir, envOptions);
+                    { long t0 = System.nanoTime(); TreeChecks.verify(env); VT += System.nanoTime() - t0; VN++; }
                     idx = env.openIndex("model", shape);
                 }
             }
             checkScan(idx, model, null, null, Integer.MAX_VALUE, OPS);
             env.close();
             env = Environment.open(dir, envOptions);
+            { long t0 = System.nanoTime(); TreeChecks.verify(env); VT += System.nanoTime() - t0; VN++; }
             checkScan(env.openIndex("model", shape), model, null, null, Integer.MAX_VALUE, OPS);
         } finally {
             env.close();

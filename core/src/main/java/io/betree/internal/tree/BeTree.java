@@ -6,9 +6,14 @@ import io.betree.internal.cache.NodeCache;
 import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.fault.FailureListener;
 import io.betree.internal.storage.BlockFile;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
@@ -18,10 +23,20 @@ import java.util.function.Supplier;
  * holds a message for their key; inserts of keys beyond every key the tree has seen go straight to
  * the rightmost leaf.
  *
- * <p>Thread-safe: writers of one tree are serialized by its lock; readers share it. Nodes are
- * pinned while in use and unpinned before a method returns. After a failure in the middle of a
- * write (an I/O error while evicting, say) the in-memory tree may be inconsistent, so the tree
- * tells its {@link FailureListener} and refuses further use until the environment is reopened.
+ * <p>Writers do work in proportion to their messages: a write appends to the root's buffer and
+ * returns; when the root outgrows its size, a flusher thread ({@link FlushScheduler}) moves its
+ * heaviest buffers down while writers go on appending. Only a root past twice its size makes the
+ * writer flush itself (back-pressure), and the time writers spend so is counted.
+ *
+ * <p>Thread-safe. Three locks, always taken in this order: {@code writers} serializes writes (the
+ * commit pipeline already applies one commit at a time per tree); {@code structure} is shared by
+ * readers and held exclusively by whatever changes nodes below the root (a flush step, a
+ * sequential append, a root replacement); {@code rootLatch} guards the root node's contents and
+ * {@code rootBlock}, so that a writer appending to the root and a flush working below it do not
+ * wait for each other. Nodes are pinned while in use and unpinned before a method returns. After a
+ * failure in the middle of a write or a flush (an I/O error while evicting, say) the in-memory tree
+ * may be inconsistent, so the tree tells its {@link FailureListener} and refuses further use until
+ * the environment is reopened.
  */
 public final class BeTree {
     /**
@@ -30,13 +45,25 @@ public final class BeTree {
      * for them, while a flush applies them once and lets emptied basements and leaves go.
      */
     static final int TOMBSTONES_WORTH_A_FLUSH = 256;
+    /** Root size, in node sizes, past which a committed writer helps the flushers. */
+    private static final int BACK_PRESSURE_FACTOR = 2;
+    /** Root size, in node sizes, past which a write flushes before it returns, whoever calls. */
+    private static final int EMERGENCY_FACTOR = 4;
 
     private final NodeStore store;
     private volatile TreeConfig config;
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final ReentrantLock writers = new ReentrantLock();
+    private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
+    private final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
+    /** Whether a background flush of this tree is queued or running. */
+    private final AtomicBoolean flushQueued = new AtomicBoolean();
+    /** Nanoseconds writers spent flushing a root past its hard limit themselves. */
+    private final AtomicLong writerFlushNanos = new AtomicLong();
     private final Reshaper reshaper;
     private final FailureListener failures;
-    private long rootBlock;
+    /** Written under the root latch's write side. */
+    private volatile long rootBlock;
+    /** Guarded by {@code writers}. */
     private byte[] maxKey;
     private boolean maxKeyKnown;
     private volatile Throwable failure;
@@ -94,12 +121,16 @@ public final class BeTree {
         if (from == trees.size()) {
             return action.get();
         }
-        ReentrantReadWriteLock.WriteLock writes = trees.get(from).lock.writeLock();
-        writes.lock();
+        BeTree tree = trees.get(from);
+        tree.writers.lock();
+        tree.structure.writeLock().lock();
+        tree.rootLatch.writeLock().lock();
         try {
             return whileUnchanged(trees, from + 1, action);
         } finally {
-            writes.unlock();
+            tree.rootLatch.writeLock().unlock();
+            tree.structure.writeLock().unlock();
+            tree.writers.unlock();
         }
     }
 
@@ -131,11 +162,13 @@ public final class BeTree {
 
     /** Refuses every later call; waits for calls in progress. Memory is released by the cache. */
     public void close() {
-        lock.writeLock().lock();
+        writers.lock();
+        structure.writeLock().lock();
         try {
             closed = true;
         } finally {
-            lock.writeLock().unlock();
+            structure.writeLock().unlock();
+            writers.unlock();
         }
     }
 
@@ -152,17 +185,36 @@ public final class BeTree {
 
     /** The key's value as a snapshot at {@code snapshotTs} sees it, or {@code null} when absent. */
     public byte[] get(byte[] key, long snapshotTs) {
-        lock.readLock().lock();
+        structure.readLock().lock();
         try {
             checkUsable();
             return lookup(key, snapshotTs);
         } finally {
-            lock.readLock().unlock();
+            structure.readLock().unlock();
         }
     }
 
     private byte[] lookup(byte[] key, long snapshotTs) {
-        CacheEntry node = store.pinNode(rootBlock);
+        CacheEntry node;
+        rootLatch.readLock().lock();
+        try {
+            // The root's buffers change under writers: read the root's answer under the latch,
+            // then go on below it with only the structure lock.
+            InternalNode root = store.pinRoot(rootBlock);
+            try {
+                int i = root.childFor(key);
+                MessageBuffer buffer = root.buffers.get(i);
+                int off = buffer.findNewest(key, snapshotTs);
+                if (off >= 0) {
+                    return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+                }
+                node = store.pinChild(root, i);
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            rootLatch.readLock().unlock();
+        }
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
@@ -194,47 +246,253 @@ public final class BeTree {
      * write applied before. Arguments are copied before this returns.
      */
     public void write(byte type, byte[] key, byte[] value, long msn) {
-        lock.writeLock().lock();
+        long rootSize;
+        writers.lock();
         try {
             checkUsable();
             try {
-                applyWrite(type, key, value, msn);
+                rootSize = applyWrite(type, key, value, msn);
             } catch (RuntimeException | Error e) {
-                failure = e;
-                failures.failed(e);
+                recordFailure(e);
                 throw e;
             }
         } finally {
-            lock.writeLock().unlock();
+            writers.unlock();
+        }
+        int nodeSize = config.nodeSize();
+        if (rootSize > (long) EMERGENCY_FACTOR * nodeSize) {
+            // A caller that never calls relieveBackPressure (a tool, a test) still cannot grow
+            // the root without bound.
+            relieve(nodeSize);
+        } else if (rootSize > nodeSize) {
+            flushInBackground();
         }
     }
 
-    private void applyWrite(byte type, byte[] key, byte[] value, long msn) {
+    /**
+     * Back-pressure: when the flushers have fallen behind (the root past twice its size), the
+     * calling writer flushes until the root fits again. The commit pipeline calls it after its
+     * commit is visible, so that no other commit waits for this one while it helps; the time spent
+     * is counted ({@link #writerFlushNanos}).
+     */
+    public void relieveBackPressure() {
+        if (overSize(BACK_PRESSURE_FACTOR)) {
+            relieve(config.nodeSize());
+        }
+    }
+
+    private void relieve(int nodeSize) {
+        long start = System.nanoTime();
+        try {
+            while (flushStep()) {
+                // One buffer per step; readers and the flusher get the locks in between.
+            }
+        } finally {
+            writerFlushNanos.addAndGet(System.nanoTime() - start);
+        }
+    }
+
+    /** Writers lock held: appends the message; returns the root's size afterwards. */
+    private long applyWrite(byte type, byte[] key, byte[] value, long msn) {
         if (!maxKeyKnown) {
-            maxKey = reshaper.maxKey(rootBlock);
-            maxKeyKnown = true;
+            structure.readLock().lock();
+            rootLatch.readLock().lock();
+            try {
+                maxKey = reshaper.maxKey(rootBlock);
+                maxKeyKnown = true;
+            } finally {
+                rootLatch.readLock().unlock();
+                structure.readLock().unlock();
+            }
         }
         boolean beyond = maxKey == null || Keys.compare(key, maxKey) > 0;
         if (beyond && type == MessageType.DELETE) {
-            return; // No message or entry exists at or beyond this key: nothing to delete.
+            return 0; // No message or entry exists at or beyond this key: nothing to delete.
         }
-        InternalNode root = store.pinRoot(rootBlock);
-        try {
-            if (beyond) {
-                reshaper.appendRightmost(root, key, value, msn);
-                maxKey = key.clone();
-            } else {
-                root.buffers.get(root.childFor(key)).append(type, msn, 0L, key, value);
-                reshaper.flushWhileOverfull(root);
+        if (beyond) {
+            // The sequential path goes down to the rightmost leaf: it changes nodes below the root.
+            structure.writeLock().lock();
+            rootLatch.writeLock().lock();
+            try {
+                InternalNode root = store.pinRoot(rootBlock);
+                try {
+                    reshaper.appendRightmost(root, key, value, msn);
+                    maxKey = key.clone();
+                    root = reshaper.fixRoot(root, true, this::setRoot);
+                    return root.size();
+                } finally {
+                    store.unpin(root, true);
+                }
+            } finally {
+                rootLatch.writeLock().unlock();
+                structure.writeLock().unlock();
             }
-            root = reshaper.fixRoot(root, beyond, this::setRoot);
-        } finally {
-            store.unpin(root, true);
         }
+        rootLatch.writeLock().lock();
+        try {
+            InternalNode root = store.pinRoot(rootBlock);
+            try {
+                root.buffers.get(root.childFor(key)).append(type, msn, 0L, key, value);
+                return root.size();
+            } finally {
+                store.unpin(root, true);
+            }
+        } finally {
+            rootLatch.writeLock().unlock();
+        }
+    }
+
+    /** Has a flusher thread bring the root back within its size, unless one is queued already. */
+    void flushInBackground() {
+        if (flushQueued.compareAndSet(false, true)) {
+            FlushScheduler.submit(this::flushWhileOverfull);
+        }
+    }
+
+    /** A flusher's task: flush steps until the root fits; asks again if it outgrew meanwhile. */
+    private void flushWhileOverfull() {
+        try {
+            while (flushStep()) {
+                // One buffer per step, so that readers and sequential writers get the lock between.
+            }
+        } catch (RuntimeException | Error e) {
+            // Already reported through the failure listener; the next call on the tree throws.
+            return;
+        } finally {
+            flushQueued.set(false);
+        }
+        if (overSize(1)) {
+            flushInBackground();
+        }
+    }
+
+    /** Whether the root is over {@code factor} times its size (false once closed or failed). */
+    private boolean overSize(int factor) {
+        structure.readLock().lock();
+        rootLatch.readLock().lock();
+        try {
+            if (closed || failure != null) {
+                return false;
+            }
+            InternalNode root = store.pinRoot(rootBlock);
+            try {
+                return root.size() > (long) factor * config.nodeSize();
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            rootLatch.readLock().unlock();
+            structure.readLock().unlock();
+        }
+    }
+
+    /**
+     * Moves the root's heaviest buffer down, if the root is over its size: the buffer is taken out
+     * under the root latch, pushed into the child (and on down as sizes require) with only the
+     * structure lock, so writers keep appending to the root, and the child's shape is repaired
+     * under the latch again. Returns whether the root is still over its size.
+     */
+    boolean flushStep() {
+        structure.writeLock().lock();
+        try {
+            if (closed || failure != null) {
+                return false;
+            }
+            try {
+                return flushHeaviest();
+            } catch (RuntimeException | Error e) {
+                recordFailure(e);
+                throw e;
+            }
+        } finally {
+            structure.writeLock().unlock();
+        }
+    }
+
+    /** Structure lock held: one flush step of {@link #flushStep}. */
+    private boolean flushHeaviest() {
+        InternalNode root;
+        int i;
+        MessageBuffer batch;
+        CacheEntry child;
+        rootLatch.writeLock().lock();
+        try {
+            root = store.pinRoot(rootBlock);
+            if (root.size() <= config.nodeSize() || root.bufferedBytes() == 0) {
+                store.unpin(root, false);
+                return false;
+            }
+            i = root.heaviestChild();
+            batch = reshaper.detach(root, i);
+            try {
+                child = store.pinChild(root, i);
+            } catch (RuntimeException | Error e) {
+                batch.release();
+                store.unpin(root, true);
+                throw e;
+            }
+        } finally {
+            rootLatch.writeLock().unlock();
+        }
+        // The root stays pinned; its child list cannot change, since that takes the structure lock.
+        boolean consumed = false;
+        try {
+            reshaper.pushInto(child, batch, null);
+            rootLatch.writeLock().lock();
+            try {
+                consumed = true;
+                reshaper.fixChild(root, i, child, false);
+                root = reshaper.fixRoot(root, false, this::setRoot);
+                return root.size() > config.nodeSize();
+            } finally {
+                store.unpin(root, true);
+                rootLatch.writeLock().unlock();
+            }
+        } finally {
+            batch.release();
+            if (!consumed) {
+                store.unpin(child, true);
+                store.unpin(root, true);
+            }
+        }
+    }
+
+    /** Records a failure that may have left the tree inconsistent. */
+    private void recordFailure(Throwable e) {
+        failure = e;
+        failures.failed(e);
+    }
+
+    /** Nanoseconds writers have spent flushing themselves because the root passed twice its size. */
+    public long writerFlushNanos() {
+        return writerFlushNanos.get();
     }
 
     private void setRoot(long block) {
         rootBlock = block;
+    }
+
+    /**
+     * Walks the whole tree and checks its invariants (see {@link TreeChecker}): node shape, heights,
+     * pivot order and key bounds, message and row order, the newer-above rule for messages, and that
+     * no block is reachable twice. Reads every node and basement (loading evicted ones) and changes
+     * nothing; holds the read lock throughout, so writes wait. For tests and diagnostics.
+     *
+     * @param dataFile the block file's path, which reports name
+     * @return the numbers of every block reachable from the root: internal nodes, leaves, basements
+     * @throws io.betree.internal.fault.CorruptionException naming the block and the broken invariant
+     * @throws IllegalStateException if the tree is closed
+     */
+    public Set<Long> checkInvariants(Path dataFile) {
+        structure.readLock().lock();
+        rootLatch.readLock().lock();
+        try {
+            checkUsable();
+            return TreeChecker.check(store, dataFile, rootBlock);
+        } finally {
+            rootLatch.readLock().unlock();
+            structure.readLock().unlock();
+        }
     }
 
     /**
@@ -246,12 +504,14 @@ public final class BeTree {
     public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, NavigableMap<byte[], byte[]> overlay,
             byte[] overlayTombstone) {
         ScanBatch batch;
-        lock.readLock().lock();
+        structure.readLock().lock();
+        rootLatch.readLock().lock();
         try {
             checkUsable();
             batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
         } finally {
-            lock.readLock().unlock();
+            rootLatch.readLock().unlock();
+            structure.readLock().unlock();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
             flushPath(from);
@@ -264,7 +524,8 @@ public final class BeTree {
      * {@link Reshaper#flushPath}). A write: it takes the tree's write lock.
      */
     private void flushPath(byte[] key) {
-        lock.writeLock().lock();
+        structure.writeLock().lock();
+        rootLatch.writeLock().lock();
         try {
             checkUsable();
             InternalNode root = store.pinRoot(rootBlock);
@@ -272,14 +533,14 @@ public final class BeTree {
                 reshaper.flushPath(root, key);
                 root = reshaper.fixRoot(root, false, this::setRoot);
             } catch (RuntimeException | Error e) {
-                failure = e;
-                failures.failed(e);
+                recordFailure(e);
                 throw e;
             } finally {
                 store.unpin(root, true);
             }
         } finally {
-            lock.writeLock().unlock();
+            rootLatch.writeLock().unlock();
+            structure.writeLock().unlock();
         }
     }
 }

@@ -56,23 +56,12 @@ final class Reshaper {
      * child's path to that key (before repairing the child, whose shape that may change).
      */
     private void flushChild(InternalNode parent, int i, byte[] toward) {
-        MessageBuffer batch = parent.buffers.get(i);
-        parent.buffers.set(i, new MessageBuffer(store.memory()));
+        MessageBuffer batch = detach(parent, i);
         try {
-            batch.consolidate();
             CacheEntry child = store.pinChild(parent, i);
             boolean consumed = false;
             try {
-                if (child instanceof LeafNode) {
-                    applyToLeaf((LeafNode) child, batch, 0, batch.count());
-                } else {
-                    InternalNode c = (InternalNode) child;
-                    distribute(batch, c);
-                    flushWhileOverfull(c);
-                    if (toward != null) {
-                        flushChild(c, c.childFor(toward), toward);
-                    }
-                }
+                pushInto(child, batch, toward);
                 consumed = true;
                 fixChild(parent, i, child, false);
             } finally {
@@ -82,6 +71,37 @@ final class Reshaper {
             }
         } finally {
             batch.release();
+        }
+    }
+
+    /**
+     * Takes buffer {@code i} out of {@code parent}, leaving an empty one, and returns it sorted; the
+     * caller releases it. The first step of a flush, and the only one that changes the parent's
+     * buffers: a background flush takes it under the root latch and does the rest without.
+     */
+    MessageBuffer detach(InternalNode parent, int i) {
+        MessageBuffer batch = parent.buffers.get(i);
+        parent.buffers.set(i, new MessageBuffer(store.memory()));
+        batch.consolidate();
+        return batch;
+    }
+
+    /**
+     * Moves the messages of {@code batch} into the pinned {@code child}: applied to its basements
+     * (a leaf) or added to its buffers and flushed on down as far as sizes require (an internal
+     * node); with a {@code toward} key, then on down the child's path to that key. The child's own
+     * shape is repaired by its parent ({@link #fixChild}) afterwards.
+     */
+    void pushInto(CacheEntry child, MessageBuffer batch, byte[] toward) {
+        if (child instanceof LeafNode) {
+            applyToLeaf((LeafNode) child, batch, 0, batch.count());
+            return;
+        }
+        InternalNode c = (InternalNode) child;
+        distribute(batch, c);
+        flushWhileOverfull(c);
+        if (toward != null) {
+            flushChild(c, c.childFor(toward), toward);
         }
     }
 

@@ -78,17 +78,29 @@ public final class TransactionManager implements MvccHorizon {
         }
     }
 
-    /** Starts a snapshot at the current visible timestamp; pair with {@link #endSnapshot}. */
+    /**
+     * Starts a snapshot that sees every commit logged so far; pair with {@link #endSnapshot}. Waits
+     * for commits still being applied: a snapshot that left them out would conflict with their keys
+     * and make a transaction that retries at once fail again until they are visible.
+     *
+     * @throws EnvironmentFailedException if a commit failed half-way, so the snapshot never comes
+     */
     public long beginSnapshot() {
+        long ts;
         commitGate.lock();
         try {
-            long ts = watermark.visible();
+            // Registered before it is reached, so that the horizon cannot pass it meanwhile.
+            ts = clock;
             activeSnapshots.merge(ts, 1, Integer::sum);
             oldestSnapshot = activeSnapshots.firstKey();
-            return ts;
         } finally {
             commitGate.unlock();
         }
+        if (!watermark.awaitVisible(ts, () -> failure != null)) {
+            endSnapshot(ts);
+            checkUsable();
+        }
+        return ts;
     }
 
     /** Ends a snapshot started by {@link #beginSnapshot}. */
@@ -168,6 +180,11 @@ public final class TransactionManager implements MvccHorizon {
         watermark.applied(ts);
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
+        }
+        // Visible, and out of every tree's turn: helping a tree's flushers now delays only this
+        // writer, not the commits behind it.
+        for (List<WriteOp> group : byTree) {
+            group.get(0).tree().relieveBackPressure();
         }
         return position;
     }
