@@ -22,6 +22,8 @@ public final class Compressors {
      * written at any level.
      *
      * @throws CompressionFormatException if no codec has that id (for example a corrupt header)
+     * @throws IllegalStateException if the codec's provider cannot create a valid instance (the
+     *     instance is created on first use, so a codec never used loads no library)
      */
     public static BlockCompressor forId(int id) {
         return registry().forId(id);

@@ -2,6 +2,7 @@ package io.betree.compression;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,6 +15,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -143,5 +151,144 @@ class CompressorsTest {
         List<CompressorProvider> twice = new ArrayList<>(BuiltinProvider.all());
         twice.addAll(BuiltinProvider.all());
         assertThrows(IllegalStateException.class, () -> new CodecRegistry(twice));
+    }
+
+    @Test
+    void createsInstancesOnFirstUse() {
+        List<CountingProvider> providers = new ArrayList<>();
+        for (CompressorProvider p : BuiltinProvider.all()) {
+            providers.add(new CountingProvider(p));
+        }
+        CodecRegistry registry = new CodecRegistry(new ArrayList<>(providers));
+        assertEquals(BUILTINS, registry.names());
+        assertEquals(6, registry.defaultLevel("xz"));
+        for (CountingProvider p : providers) {
+            assertEquals(0, p.created.get(), p + " created before use");
+        }
+        BlockCompressor xz = registry.forId(XzCompressor.ID);
+        assertSame(xz, registry.forId(XzCompressor.ID));
+        for (CountingProvider p : providers) {
+            assertEquals(p.id() == XzCompressor.ID ? 1 : 0, p.created.get(), p.toString());
+        }
+        assertNotSame(xz, registry.create("xz", 6), "create returns a new instance");
+    }
+
+    @Test
+    void createsOneSharedInstanceUnderContention() throws Exception {
+        CountingProvider slow = new CountingProvider(new TestCodecProvider(), 20);
+        CodecRegistry registry = new CodecRegistry(List.of(slow));
+        int threads = 16;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<BlockCompressor>> results = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    return registry.forId(TestCodecProvider.ID);
+                }));
+            }
+            start.countDown();
+            BlockCompressor first = results.get(0).get(30, TimeUnit.SECONDS);
+            for (Future<BlockCompressor> f : results) {
+                assertSame(first, f.get(30, TimeUnit.SECONDS));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(1, slow.created.get());
+    }
+
+    @Test
+    void reportsBrokenProvidersWhenUsedOnEveryCall() {
+        CountingProvider failing = new CountingProvider(new TestCodecProvider(), "failing", 201, level -> {
+            throw new IllegalStateException("no native library");
+        });
+        CountingProvider lying = new CountingProvider(new TestCodecProvider(), "lying", 202, level -> new NoneCompressor());
+        List<CompressorProvider> providers = new ArrayList<>(BuiltinProvider.all());
+        providers.add(failing);
+        providers.add(lying);
+        CodecRegistry registry = new CodecRegistry(providers);
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.forId(201));
+            assertTrue(e.getMessage().contains("cannot create its default compressor"), e.getMessage());
+            assertEquals("no native library", e.getCause().getMessage());
+            assertEquals(attempt, failing.created.get(), "a failure is not remembered");
+            e = assertThrows(IllegalStateException.class, () -> registry.forId(202));
+            assertTrue(e.getMessage().contains("none with id 0 instead of lying with id 202"), e.getMessage());
+        }
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.create("lying", 0));
+        assertTrue(e.getMessage().contains("instead of lying"), e.getMessage());
+        assertEquals("none", registry.forId(NoneCompressor.ID).name(), "other codecs stay usable");
+    }
+
+    /** Delegates to a provider, counting {@link #create} calls; optionally renamed, slow or failing. */
+    private static final class CountingProvider implements CompressorProvider {
+
+        final AtomicInteger created = new AtomicInteger();
+        private final CompressorProvider delegate;
+        private final String name;
+        private final int id;
+        private final IntFunction<BlockCompressor> factory;
+        private final long delayMillis;
+
+        CountingProvider(CompressorProvider delegate) {
+            this(delegate, 0);
+        }
+
+        CountingProvider(CompressorProvider delegate, long delayMillis) {
+            this(delegate, delegate.name(), delegate.id(), delegate::create, delayMillis);
+        }
+
+        CountingProvider(CompressorProvider delegate, String name, int id, IntFunction<BlockCompressor> factory) {
+            this(delegate, name, id, factory, 0);
+        }
+
+        private CountingProvider(CompressorProvider delegate, String name, int id,
+                IntFunction<BlockCompressor> factory, long delayMillis) {
+            this.delegate = delegate;
+            this.name = name;
+            this.id = id;
+            this.factory = factory;
+            this.delayMillis = delayMillis;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public int id() {
+            return id;
+        }
+
+        @Override
+        public int defaultLevel() {
+            return delegate.defaultLevel();
+        }
+
+        @Override
+        public void validateLevel(int level) {
+            delegate.validateLevel(level);
+        }
+
+        @Override
+        public BlockCompressor create(int level) {
+            created.incrementAndGet();
+            if (delayMillis > 0) {
+                try {
+                    Thread.sleep(delayMillis);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return factory.apply(level);
+        }
+
+        @Override
+        public String toString() {
+            return "counting " + name;
+        }
     }
 }
