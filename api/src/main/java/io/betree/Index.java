@@ -16,8 +16,9 @@ import java.util.Objects;
  * (and durable as the environment's {@link Durability} says) when it returns; a read sees the
  * latest commit. Methods with one act within it.
  *
- * <p>Thread-safe: any number of threads may call any method concurrently. Commits are applied one
- * at a time; reads run in parallel with each other and with commits. Arguments are copied before a
+ * <p>Thread-safe: any number of threads may call any method concurrently. Commits are applied to
+ * an index in commit order, outside the environment's commit gate; reads run in parallel with
+ * each other and with commits. Arguments are copied before a
  * method returns and returned arrays are fresh copies, so callers may reuse their arrays.
  */
 public final class Index {
