@@ -283,7 +283,8 @@ class ConcurrentModelTest {
                 String what = "range " + range + " from " + Arrays.toString(from);
                 assertEquals(inA.size(), inB.size(), "entries of a and b in one snapshot, " + what);
                 for (int i = 0; i < inA.size(); i++) {
-                    assertArrayEquals(inA.get(i)[0], inB.get(i)[0], "key " + i + " of a and b in one snapshot, " + what);
+                    assertArrayEquals(inA.get(i)[0], inB.get(i)[0], "key " + i + " of a and b in one snapshot, "
+                            + what);
                     assertArrayEquals(inA.get(i)[1], inB.get(i)[1], "value " + i + " of a and b in one snapshot, "
                             + what);
                 }

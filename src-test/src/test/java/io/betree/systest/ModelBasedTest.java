@@ -35,7 +35,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@code -Dbetree.modelOps=N} (default 200,000 per codec).
  */
 class ModelBasedTest {
-    static long VT; static int VN;
     private static final int OPS = Integer.getInteger("betree.modelOps", 200_000);
 
     @TempDir
@@ -46,9 +45,7 @@ class ModelBasedTest {
     void matchesTreeMap(Codec codec) {
         long seed = Long.getLong("betree.seed", System.nanoTime());
         try {
-            long t0 = System.nanoTime(); VT = 0; VN = 0;
             run(codec, seed);
-            System.out.println("TIMING " + codec + " total " + (System.nanoTime() - t0) / 1_000_000 + " ms, verify " + VN + " calls " + VT / 1_000_000 + " ms");
         } catch (AssertionError | RuntimeException e) {
             throw new AssertionError("model test failed for " + codec + "; rerun with -Dbetree.seed=" + seed, e);
         }
@@ -102,14 +99,14 @@ class ModelBasedTest {
                 } else {
                     env.close();
                     env = Environment.open(dir, envOptions);
-                    { long t0 = System.nanoTime(); TreeChecks.verify(env); VT += System.nanoTime() - t0; VN++; }
+                    TreeChecks.verify(env);
                     idx = env.openIndex("model", shape);
                 }
             }
             checkScan(idx, model, null, null, Integer.MAX_VALUE, OPS);
             env.close();
             env = Environment.open(dir, envOptions);
-            { long t0 = System.nanoTime(); TreeChecks.verify(env); VT += System.nanoTime() - t0; VN++; }
+            TreeChecks.verify(env);
             checkScan(env.openIndex("model", shape), model, null, null, Integer.MAX_VALUE, OPS);
         } finally {
             env.close();

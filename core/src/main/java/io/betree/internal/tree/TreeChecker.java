@@ -188,8 +188,9 @@ final class TreeChecker {
             int b = buf.sortedOffset(k);
             int c = buf.compareKeys(a, b);
             if (c > 0 || (c == 0 && buf.msn(a) >= buf.msn(b))) {
-                throw fail(block, where + ": sorted messages " + (k - 1) + " and " + k + " are out of (key, msn) order: "
-                        + hex(buf.key(a)) + "@" + buf.msn(a) + " then " + hex(buf.key(b)) + "@" + buf.msn(b));
+                throw fail(block, where + ": sorted messages " + (k - 1) + " and " + k
+                        + " are out of (key, msn) order: " + hex(buf.key(a)) + "@" + buf.msn(a) + " then "
+                        + hex(buf.key(b)) + "@" + buf.msn(b));
             }
         }
         NavigableMap<byte[], Long> oldest = new TreeMap<>(Keys::compare);

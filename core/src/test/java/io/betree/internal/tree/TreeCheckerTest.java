@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -33,7 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
  * the wrong block, a cycle, a message outside its child's key range or older than what lies
  * below, basements swapped, a wrong recorded basement size) is reported as a
  * {@link CorruptionException} naming the block, after which the damage is undone and the tree
- * passes again with no pin left behind.
+ * passes again with no pin left behind. Tests run with the tree paused
+ * ({@link BeTree#whileUnchanged}), so that background flushes neither race with the damage nor
+ * hold pins.
  */
 class TreeCheckerTest {
     private static final int WRITES = 60_000;
@@ -82,8 +85,11 @@ class TreeCheckerTest {
                 }
             }
             if (i % 10_000 == 9_999) {
-                tree.checkInvariants(file.path());
+                tree.checkInvariants(file.path()); // while background flushes come and go
             }
+        }
+        while (tree.flushStep()) {
+            // Brings the root within its size, so that no flush is left to do.
         }
     }
 
@@ -93,6 +99,7 @@ class TreeCheckerTest {
 
     @AfterEach
     void release() throws IOException {
+        tree.close(); // waits for a flush step in progress; later ones do nothing
         cache.releaseAll();
         file.close();
         assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
@@ -100,152 +107,179 @@ class TreeCheckerTest {
 
     @Test
     void passesOnATreeOfSeveralLevels() {
-        int height = rootHeight();
-        assertTrue(height >= 2, "the tree should have at least two levels of internal nodes, has height " + height);
-        Set<Long> blocks = check();
-        assertEquals(file.stats().blockCount(), blocks.size(),
-                "the only tree in the file reaches every allocated block number");
-        assertTrue(blocks.size() > 50, "blocks reached: " + blocks.size());
-        assertTrue(cache.stats().evictions() > 0, "no node was evicted, so none was read back");
-        assertEquals(blocks, check(), "a second check reaches the same blocks");
-        assertNothingPinned(blocks);
+        paused(() -> {
+            int height = rootHeight();
+            assertTrue(height >= 2, "the tree should have at least two levels of internal nodes, has height " + height);
+            Set<Long> blocks = check();
+            assertEquals(file.stats().blockCount(), blocks.size(),
+                    "the only tree in the file reaches every allocated block number");
+            assertTrue(blocks.size() > 50, "blocks reached: " + blocks.size());
+            assertTrue(cache.stats().evictions() > 0, "no node was evicted, so none was read back");
+            assertEquals(blocks, check(), "a second check reaches the same blocks");
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsPivotsOutOfOrder() {
-        Set<Long> blocks = check();
-        InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.pivots.size() >= 2);
-        try {
-            Collections.swap(node.pivots, 0, 1);
-            CorruptionException e = assertFails(node.blockNumber(), "pivots out of order");
-            assertTrue(e.getMessage().contains("block " + node.blockNumber()), e.getMessage());
-            Collections.swap(node.pivots, 0, 1);
-        } finally {
-            store().unpin(node, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.pivots.size() >= 2);
+            try {
+                Collections.swap(node.pivots, 0, 1);
+                CorruptionException e = assertFails(node.blockNumber(), "pivots out of order");
+                assertTrue(e.getMessage().contains("block " + node.blockNumber()), e.getMessage());
+                Collections.swap(node.pivots, 0, 1);
+            } finally {
+                store().unpin(node, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsAChildPointerAimedAtASiblingsBlock() {
-        Set<Long> blocks = check();
-        InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.children.size() >= 2);
-        long second = node.children.get(1);
-        try {
-            node.children.set(1, node.children.get(0));
-            assertFails(node.children.get(0), "reachable twice");
-            node.children.set(1, second);
-        } finally {
-            store().unpin(node, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.children.size() >= 2);
+            long second = node.children.get(1);
+            try {
+                node.children.set(1, node.children.get(0));
+                assertFails(node.children.get(0), "reachable twice");
+                node.children.set(1, second);
+            } finally {
+                store().unpin(node, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsACycle() {
-        Set<Long> blocks = check();
-        long root = tree.rootBlock();
-        InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && e.blockNumber() != root);
-        long first = node.children.get(0);
-        try {
-            node.children.set(0, root);
-            assertFails(root, "reachable twice");
-            node.children.set(0, first);
-        } finally {
-            store().unpin(node, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            long root = tree.rootBlock();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && e.blockNumber() != root);
+            long first = node.children.get(0);
+            try {
+                node.children.set(0, root);
+                assertFails(root, "reachable twice");
+                node.children.set(0, first);
+            } finally {
+                store().unpin(node, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsAChildAtTheWrongHeight() {
-        Set<Long> blocks = check();
-        InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.height >= 2
-                && in.children.size() >= 2);
-        long first = node.children.get(0);
-        long leaf = leftmostLeaf(node.children.get(node.children.size() - 1));
-        try {
-            node.children.set(0, leaf);
-            assertFails(node.blockNumber(), "has height 0, expected " + (node.height - 1));
-            node.children.set(0, first);
-        } finally {
-            store().unpin(node, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.height >= 2
+                    && in.children.size() >= 2);
+            long first = node.children.get(0);
+            long leaf = leftmostLeaf(node.children.get(node.children.size() - 1));
+            try {
+                node.children.set(0, leaf);
+                assertFails(node.blockNumber(), "has height 0, expected " + (node.height - 1));
+                node.children.set(0, first);
+            } finally {
+                store().unpin(node, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsAMessageOutsideItsChildsRange() {
-        Set<Long> blocks = check();
-        InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.children.size() >= 2);
-        MessageBuffer original = node.buffers.get(0);
-        MessageBuffer damaged = copy(original);
-        // Child 0 holds keys below pivot 0; pivot 0 itself routes to child 1.
-        damaged.append(MessageType.PUT, ++msn, 0L, node.pivots.get(0), new byte[] {1});
-        try {
-            node.buffers.set(0, damaged);
-            assertFails(node.blockNumber(), "is not below the upper bound");
-            node.buffers.set(0, original);
-        } finally {
-            damaged.release();
-            store().unpin(node, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.children.size() >= 2);
+            MessageBuffer original = node.buffers.get(0);
+            MessageBuffer damaged = copy(original);
+            // Child 0 holds keys below pivot 0; pivot 0 itself routes to child 1.
+            damaged.append(MessageType.PUT, ++msn, 0L, node.pivots.get(0), new byte[] {1});
+            try {
+                node.buffers.set(0, damaged);
+                assertFails(node.blockNumber(), "is not below the upper bound");
+                node.buffers.set(0, original);
+            } finally {
+                damaged.release();
+                store().unpin(node, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsAMessageThatIsNotNewerThanWhatLiesBelowIt() {
-        Set<Long> blocks = check();
-        byte[] key = firstStoredKey();
-        InternalNode root = store().pinRoot(tree.rootBlock());
-        MessageBuffer original = root.buffers.get(0);
-        MessageBuffer damaged = copy(original);
-        // Older than the row of the same key in a basement below (every msn and row timestamp is >= 0).
-        damaged.append(MessageType.PUT, 0L, 0L, key, new byte[] {1});
-        try {
-            root.buffers.set(0, damaged);
-            CorruptionException e = assertThrows(CorruptionException.class, this::check);
-            assertTrue(e.detail().contains("is not older than the message @0 for the same key in buffer 0 of block "
-                    + root.blockNumber()), e.getMessage());
-            root.buffers.set(0, original);
-        } finally {
-            damaged.release();
-            store().unpin(root, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            byte[] key = firstStoredKey();
+            InternalNode root = store().pinRoot(tree.rootBlock());
+            MessageBuffer original = root.buffers.get(0);
+            MessageBuffer damaged = copy(original);
+            // Older than the row of the same key in a basement below (every msn and row timestamp is >= 0).
+            damaged.append(MessageType.PUT, 0L, 0L, key, new byte[] {1});
+            try {
+                root.buffers.set(0, damaged);
+                CorruptionException e = assertThrows(CorruptionException.class, this::check);
+                assertTrue(e.detail().contains("is not older than the message @0 for the same key in buffer 0 of block "
+                        + root.blockNumber()), e.getMessage());
+                root.buffers.set(0, original);
+            } finally {
+                damaged.release();
+                store().unpin(root, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     @Test
     void reportsSwappedBasementsAndAWrongRecordedSize() {
-        Set<Long> blocks = check();
-        LeafNode leaf = (LeafNode) find(e -> e instanceof LeafNode l && l.basements.size() >= 2
-                && l.basementBytes.get(0) > 5 && l.basementBytes.get(1) > 5);
-        try {
-            swapBasements(leaf);
-            // Basement 0's rows now sit behind pivot 0, which bounds them from above.
-            CorruptionException e = assertThrows(CorruptionException.class, this::check);
-            assertEquals(leaf.basements.get(0), e.blockNumber(), e.getMessage());
-            assertTrue(e.detail().contains("is not below the upper bound"), e.getMessage());
-            swapBasements(leaf);
-            int size = leaf.basementBytes.get(1);
-            leaf.basementBytes.set(1, size + 1);
-            assertFails(leaf.blockNumber(), "records basement 1 (block " + leaf.basements.get(1) + ") as " + (size + 1)
-                    + " bytes, but it holds " + size);
-            leaf.basementBytes.set(1, size);
-        } finally {
-            store().unpin(leaf, false);
-        }
-        assertEquals(blocks, check());
-        assertNothingPinned(blocks);
+        paused(() -> {
+            Set<Long> blocks = check();
+            LeafNode leaf = (LeafNode) find(e -> e instanceof LeafNode l && l.basements.size() >= 2
+                    && l.basementBytes.get(0) > 5 && l.basementBytes.get(1) > 5);
+            try {
+                swapBasements(leaf);
+                // Basement 0's rows now sit behind pivot 0, which bounds them from above.
+                CorruptionException e = assertThrows(CorruptionException.class, this::check);
+                assertEquals(leaf.basements.get(0), e.blockNumber(), e.getMessage());
+                assertTrue(e.detail().contains("is not below the upper bound"), e.getMessage());
+                swapBasements(leaf);
+                int size = leaf.basementBytes.get(1);
+                leaf.basementBytes.set(1, size + 1);
+                assertFails(leaf.blockNumber(), "records basement 1 (block " + leaf.basements.get(1) + ") as "
+                        + (size + 1) + " bytes, but it holds " + size);
+                leaf.basementBytes.set(1, size);
+            } finally {
+                store().unpin(leaf, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
     }
 
     // ---- helpers ----
+
+    /**
+     * Runs a test's body with the tree paused: no write and no background flush changes it, or
+     * holds a pin, meanwhile (the checker's read locks are reentrant under the pause).
+     */
+    private void paused(Runnable body) {
+        BeTree.whileUnchanged(List.of(tree), () -> {
+            body.run();
+            return null;
+        });
+    }
 
     private NodeStore store() {
         return tree.store();
