@@ -165,11 +165,11 @@ public final class TransactionManager implements MvccHorizon {
             ts = clock + 1;
             position = log.appendCommit(ts, logged);
             clock = ts;
-            // Recorded even with no snapshot live: one begun before this commit is visible takes
-            // an older timestamp and must still meet this commit's keys. Whatever is at or below
-            // the horizon no snapshot can miss, so it goes.
-            conflicts.prune(oldestSnapshot());
-            conflicts.record(ts, hashes);
+            // Only a snapshot live now can predate this commit: one begun later takes the clock,
+            // which already includes it (beginSnapshot), so with none live nothing is recorded.
+            if (!activeSnapshots.isEmpty()) {
+                conflicts.record(ts, hashes);
+            }
             for (int t = 0; t < treeTurns.length; t++) {
                 treeTurns[t] = turns.take(byTree.get(t).get(0).tree());
             }
