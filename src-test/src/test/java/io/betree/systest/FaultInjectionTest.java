@@ -52,6 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
 class FaultInjectionTest {
     private static final int ROUNDS = Integer.getInteger("betree.faultRounds", 6);
     private static final Duration ROUND_LIMIT = Duration.ofSeconds(60);
+    /** Checkpoints tried per round before a fault that never fired fails the round. */
+    private static final int CHECKPOINT_TRIES = 50;
     private static final Predicate<Path> LOG_FILES = p -> p.getFileName().toString().startsWith("wal-");
     private static final Predicate<Path> DATA_FILE = p -> p.getFileName().toString().equals("betree.data");
 
@@ -597,8 +599,15 @@ class FaultInjectionTest {
         committer.start();
         int tries = 0;
         boolean failed = false;
-        while (!failed && tries++ < 20) {
+        while (!failed && tries++ < CHECKPOINT_TRIES) {
             Thread.sleep(rnd.nextInt(30));
+            // A fault fires only if the checkpoint writes (disk full: only if it grows the file, not
+            // when it fits in freed space), so each try waits for the committer to dirty nodes
+            // rather than trusting it to be scheduled on a loaded machine.
+            long wanted = s.acked + 5 + rnd.nextInt(20);
+            while (s.acked < wanted && committer.isAlive()) {
+                Thread.sleep(1);
+            }
             fault.arm(s.fi, rnd);
             try {
                 s.env.checkpoint();
@@ -618,7 +627,7 @@ class FaultInjectionTest {
             throw new AssertionError("committer: " + committerFailure.get(), committerFailure.get());
         }
         if (!failed) {
-            throw new AssertionError("the checkpoint fault never fired in 20 checkpoints");
+            throw new AssertionError("the checkpoint fault never fired in " + CHECKPOINT_TRIES + " checkpoints");
         }
         // Fail-stop: after the failed checkpoint the environment refuses commits and checkpoints.
         if (s.tryCommit()) {
