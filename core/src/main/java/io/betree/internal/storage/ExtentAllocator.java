@@ -1,22 +1,36 @@
 package io.betree.internal.storage;
 
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Free-space map of a block file: which aligned extents between {@link BlockFormat#DATA_START} and
- * the allocation end are free. Allocation is first fit in offset order, else an append at the end;
- * released extents coalesce with free neighbours. Not thread-safe; {@link TableSet} guards it.
+ * the allocation end are free. Allocation is first fit in offset order, found through size classes
+ * so that it costs a few tree lookups however fragmented the file is (a scan of the whole map was
+ * the evictor's main cost in a long insert load); else an append at the end. Released extents
+ * coalesce with free neighbours. Not thread-safe; {@link TableSet} guards it.
  *
  * <p>Whether an extent may be released at all (copy-on-write: not while a durable or in-progress
  * checkpoint references it) is the caller's decision; this class only keeps the books and rejects a
  * release that overlaps free space, which would mean the caller freed something twice.
  */
 final class ExtentAllocator {
+    /** How many extents of the need's own size class {@link #allocate} looks at, lowest first. */
+    static final int SCAN_LIMIT = 32;
 
     /** Free extents: start offset to end offset (exclusive), both aligned, never adjacent. */
     private final TreeMap<Long, Long> free = new TreeMap<>();
+    /**
+     * Start offsets of the free extents by size class: class {@code c} holds the extents of
+     * {@code [2^c, 2^(c+1))} alignment units. Bit {@code c} of {@link #nonEmptyClasses} is set when
+     * class {@code c} holds any.
+     */
+    @SuppressWarnings("unchecked")
+    private final TreeSet<Long>[] bySize = new TreeSet[64];
+    private long nonEmptyClasses;
     /** End of the allocated space: every extent in use lies below it. Aligned. */
     private long end;
     private long freeBytes;
@@ -55,7 +69,7 @@ final class ExtentAllocator {
                 throw new InvalidDataException("extents overlap at offset " + start);
             }
             if (start > allocator.end) {
-                allocator.free.put(allocator.end, start);
+                allocator.addFree(allocator.end, start);
                 allocator.freeBytes += start - allocator.end;
             }
             allocator.end = stop;
@@ -76,24 +90,73 @@ final class ExtentAllocator {
         return (offset / BlockFormat.ALIGNMENT) << 24 | units;
     }
 
-    /** Reserves an extent of at least {@code length} bytes and returns its offset. */
+    /**
+     * Reserves an extent of at least {@code length} bytes and returns its offset: the lowest free
+     * extent that fits, except that in the one size class where extents may be too small only the
+     * lowest {@link #SCAN_LIMIT} are looked at.
+     */
     long allocate(long length) {
         long need = BlockFormat.alignUp(Math.max(length, 1));
-        for (Map.Entry<Long, Long> e : free.entrySet()) {
-            long start = e.getKey();
-            long stop = e.getValue();
-            if (stop - start >= need) {
-                free.remove(start);
-                if (stop - start > need) {
-                    free.put(start + need, stop);
+        long needUnits = need / BlockFormat.ALIGNMENT;
+        int partial = sizeClass(needUnits);
+        // Every extent of a class above the need's own fits; take the lowest of their first ones.
+        long best = Long.MAX_VALUE;
+        long above = partial == 63 ? 0 : nonEmptyClasses & (-1L << (partial + 1));
+        while (above != 0) {
+            int c = Long.numberOfTrailingZeros(above);
+            above &= above - 1;
+            best = Math.min(best, bySize[c].first());
+        }
+        TreeSet<Long> sameClass = bySize[partial];
+        if (sameClass != null) {
+            Iterator<Long> it = sameClass.iterator();
+            for (int i = 0; i < SCAN_LIMIT && it.hasNext(); i++) {
+                long start = it.next();
+                if (start >= best) {
+                    break;
                 }
-                freeBytes -= need;
-                return start;
+                if (free.get(start) - start >= need) {
+                    best = start;
+                    break;
+                }
             }
         }
-        long start = end;
-        end += need;
-        return start;
+        if (best == Long.MAX_VALUE) {
+            long start = end;
+            end += need;
+            return start;
+        }
+        long stop = removeFree(best);
+        if (stop - best > need) {
+            addFree(best + need, stop);
+        }
+        freeBytes -= need;
+        return best;
+    }
+
+    private static int sizeClass(long units) {
+        return 63 - Long.numberOfLeadingZeros(units);
+    }
+
+    private void addFree(long start, long stop) {
+        free.put(start, stop);
+        int c = sizeClass((stop - start) / BlockFormat.ALIGNMENT);
+        if (bySize[c] == null) {
+            bySize[c] = new TreeSet<>();
+        }
+        bySize[c].add(start);
+        nonEmptyClasses |= 1L << c;
+    }
+
+    /** Removes the free extent starting at {@code start}; returns its end. */
+    private long removeFree(long start) {
+        long stop = free.remove(start);
+        int c = sizeClass((stop - start) / BlockFormat.ALIGNMENT);
+        bySize[c].remove(start);
+        if (bySize[c].isEmpty()) {
+            nonEmptyClasses &= ~(1L << c);
+        }
+        return stop;
     }
 
     /** Returns the extent at {@code offset} of {@code length} bytes (rounded up to alignment). */
@@ -112,14 +175,13 @@ final class ExtentAllocator {
         freeBytes += stop - start;
         releaseCount++;
         if (before != null && before.getValue() == start) {
-            free.remove(before.getKey());
             start = before.getKey();
+            removeFree(start);
         }
         if (after != null && after.getKey() == stop) {
-            free.remove(after.getKey());
-            stop = after.getValue();
+            stop = removeFree(after.getKey());
         }
-        free.put(start, stop);
+        addFree(start, stop);
     }
 
     /**
@@ -130,7 +192,7 @@ final class ExtentAllocator {
     long trimTail() {
         Map.Entry<Long, Long> last = free.lastEntry();
         if (last != null && last.getValue() == end) {
-            free.remove(last.getKey());
+            removeFree(last.getKey());
             freeBytes -= end - last.getKey();
             end = last.getKey();
         }

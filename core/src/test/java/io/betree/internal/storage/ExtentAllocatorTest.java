@@ -3,9 +3,14 @@ package io.betree.internal.storage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
-/** First-fit allocation, coalescing, tail trimming and rebuilding of the free-space map. */
+/** First-fit allocation (against a linear model too), coalescing, tail trimming and rebuilding of the free-space map. */
 class ExtentAllocatorTest {
 
     private static final long A = BlockFormat.ALIGNMENT;
@@ -69,5 +74,76 @@ class ExtentAllocatorTest {
 
         TableSnapshot overlapping = new TableSnapshot(new long[] {START, START + A}, new int[] {(int) A + 1, 10}, 2, 2);
         assertThrows(InvalidDataException.class, () -> ExtentAllocator.rebuild(overlapping, START + 4 * A, 50));
+    }
+
+    /**
+     * Random allocations and releases against a plain first-fit model (a linear scan in offset
+     * order). With fewer free extents than the scan limit the two must choose the same offsets.
+     */
+    @Test
+    void matchesALinearFirstFitModel() {
+        Random rnd = new Random(42);
+        ExtentAllocator a = new ExtentAllocator();
+        TreeMap<Long, Long> modelFree = new TreeMap<>();
+        long modelEnd = START;
+        List<long[]> used = new ArrayList<>();
+        for (int op = 0; op < 20_000; op++) {
+            if (used.isEmpty() || (rnd.nextInt(100) < 55 && modelFree.size() < ExtentAllocator.SCAN_LIMIT)) {
+                long need = (1 + rnd.nextInt(rnd.nextBoolean() ? 4 : 40)) * A;
+                long expected = -1;
+                for (Map.Entry<Long, Long> e : modelFree.entrySet()) {
+                    if (e.getValue() - e.getKey() >= need) {
+                        expected = e.getKey();
+                        break;
+                    }
+                }
+                if (expected < 0) {
+                    expected = modelEnd;
+                    modelEnd += need;
+                } else {
+                    long stop = modelFree.remove(expected);
+                    if (stop - expected > need) {
+                        modelFree.put(expected + need, stop);
+                    }
+                }
+                assertEquals(expected, a.allocate(need - rnd.nextInt((int) A)), "allocation " + op);
+                used.add(new long[] {expected, need});
+            } else {
+                long[] x = used.remove(rnd.nextInt(used.size()));
+                a.release(x[0], x[1]);
+                long start = x[0];
+                long stop = x[0] + x[1];
+                Map.Entry<Long, Long> before = modelFree.floorEntry(start);
+                if (before != null && before.getValue() == start) {
+                    start = before.getKey();
+                    modelFree.remove(start);
+                }
+                Long after = modelFree.remove(stop);
+                if (after != null) {
+                    stop = after;
+                }
+                modelFree.put(start, stop);
+            }
+            assertEquals(modelFree.size(), a.freeExtentCount());
+            assertEquals(modelEnd, a.end());
+        }
+    }
+
+    /** Many small holes below the end do not stop a large allocation from finding a large hole. */
+    @Test
+    void findsALargeHoleBehindManySmallOnes() {
+        ExtentAllocator a = new ExtentAllocator();
+        long[] x = new long[10_001];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = a.allocate(i == x.length - 1 ? 64 * A : A);
+        }
+        for (int i = 0; i < x.length - 1; i += 2) {
+            a.release(x[i], A);
+        }
+        a.release(x[x.length - 1], 64 * A);
+        assertEquals(x[x.length - 1], a.allocate(50 * A));
+        assertEquals(x[0], a.allocate(A));
+        long tail = a.end();
+        assertEquals(tail, a.allocate(20 * A), "no hole of 20 units is left");
     }
 }
