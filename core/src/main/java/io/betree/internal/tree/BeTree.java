@@ -63,6 +63,12 @@ public final class BeTree {
     private final FailureListener failures;
     /** Written under the root latch's write side. */
     private volatile long rootBlock;
+    /**
+     * The root's size as last seen under the root latch's write side (0 before the first write), so
+     * that deciding whether to flush takes no lock: a writer asking under the structure lock waited
+     * for whole flush steps of the flusher.
+     */
+    private volatile long rootBytes;
     /** Guarded by {@code writers}. */
     private byte[] maxKey;
     private boolean maxKeyKnown;
@@ -319,7 +325,7 @@ public final class BeTree {
                     reshaper.appendRightmost(root, key, value, msn);
                     maxKey = key.clone();
                     root = reshaper.fixRoot(root, true, this::setRoot);
-                    return root.size();
+                    return noteRootSize(root);
                 } finally {
                     store.unpin(root, true);
                 }
@@ -333,7 +339,7 @@ public final class BeTree {
             InternalNode root = store.pinRoot(rootBlock);
             try {
                 root.buffers.get(root.childFor(key)).append(type, msn, 0L, key, value);
-                return root.size();
+                return noteRootSize(root);
             } finally {
                 store.unpin(root, true);
             }
@@ -368,22 +374,15 @@ public final class BeTree {
 
     /** Whether the root is over {@code factor} times its size (false once closed or failed). */
     private boolean overSize(int factor) {
-        structure.readLock().lock();
-        rootLatch.readLock().lock();
-        try {
-            if (closed || failure != null) {
-                return false;
-            }
-            InternalNode root = store.pinRoot(rootBlock);
-            try {
-                return root.size() > (long) factor * config.nodeSize();
-            } finally {
-                store.unpin(root, false);
-            }
-        } finally {
-            rootLatch.readLock().unlock();
-            structure.readLock().unlock();
-        }
+        long bytes = rootBytes;
+        return !closed && failure == null && bytes > (long) factor * config.nodeSize();
+    }
+
+    /** Root latch's write side held: records the root's size for {@link #overSize}; returns it. */
+    private long noteRootSize(InternalNode root) {
+        long bytes = root.size();
+        rootBytes = bytes;
+        return bytes;
     }
 
     /**
@@ -418,7 +417,7 @@ public final class BeTree {
         rootLatch.writeLock().lock();
         try {
             root = store.pinRoot(rootBlock);
-            if (root.size() <= config.nodeSize() || root.bufferedBytes() == 0) {
+            if (noteRootSize(root) <= config.nodeSize() || root.bufferedBytes() == 0) {
                 store.unpin(root, false);
                 return false;
             }
@@ -443,7 +442,7 @@ public final class BeTree {
                 consumed = true;
                 reshaper.fixChild(root, i, child, false);
                 root = reshaper.fixRoot(root, false, this::setRoot);
-                return root.size() > config.nodeSize();
+                return noteRootSize(root) > config.nodeSize();
             } finally {
                 store.unpin(root, true);
                 rootLatch.writeLock().unlock();
@@ -532,6 +531,7 @@ public final class BeTree {
             try {
                 reshaper.flushPath(root, key);
                 root = reshaper.fixRoot(root, false, this::setRoot);
+                noteRootSize(root);
             } catch (RuntimeException | Error e) {
                 recordFailure(e);
                 throw e;
