@@ -4,7 +4,6 @@ import io.betree.internal.engine.StoredIndex;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.txn.WriteOp;
 import java.util.List;
-import java.util.NavigableMap;
 import java.util.Objects;
 
 /**
@@ -111,12 +110,9 @@ public final class Index {
         checkKey(key);
         txn.checkOwner(env);
         txn.checkActive();
-        NavigableMap<byte[], byte[]> own = txn.writesTo(this);
+        byte[] own = txn.ownWrite(this, key);
         if (own != null) {
-            byte[] v = own.get(key);
-            if (v != null) {
-                return v == Transaction.DELETED ? null : v.clone();
-            }
+            return own == Transaction.DELETED ? null : own.clone();
         }
         return read(key, txn.snapshotTs());
     }

@@ -1,13 +1,11 @@
 package io.betree;
 
-import io.betree.internal.tree.Keys;
 import io.betree.internal.txn.WriteOp;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.TreeMap;
 
 /**
  * An atomic unit of reads and writes across any indexes of one {@link Environment}:
@@ -35,7 +33,7 @@ public final class Transaction implements AutoCloseable {
 
     private final Environment env;
     private final long snapshotTs;
-    private final Map<Index, NavigableMap<byte[], byte[]>> writes = new LinkedHashMap<>();
+    private final Map<Index, WriteSet> writes = new LinkedHashMap<>();
     private boolean active = true;
 
     Transaction(Environment env, long snapshotTs) {
@@ -62,12 +60,10 @@ public final class Transaction implements AutoCloseable {
     public void commit() {
         checkActive();
         List<WriteOp> ops = new ArrayList<>();
-        for (Map.Entry<Index, NavigableMap<byte[], byte[]>> e : writes.entrySet()) {
+        for (Map.Entry<Index, WriteSet> e : writes.entrySet()) {
             Index index = e.getKey();
-            for (Map.Entry<byte[], byte[]> w : e.getValue().entrySet()) {
-                ops.add(w.getValue() == DELETED ? WriteOp.delete(index.id(), index.tree(), w.getKey())
-                        : WriteOp.put(index.id(), index.tree(), w.getKey(), w.getValue()));
-            }
+            e.getValue().forEach((key, value) -> ops.add(value == DELETED ? WriteOp.delete(index.id(), index.tree(), key)
+                    : WriteOp.put(index.id(), index.tree(), key, value)));
         }
         try {
             env.commit(snapshotTs, ops);
@@ -120,12 +116,18 @@ public final class Transaction implements AutoCloseable {
             throw new WriteConflictException("write conflict on " + index.name()
                     + ": another transaction committed this key after this transaction began");
         }
-        writes.computeIfAbsent(index, i -> new TreeMap<>(Keys::compare)).put(key.clone(),
-                value == DELETED ? DELETED : value.clone());
+        writes.computeIfAbsent(index, i -> new WriteSet()).put(key.clone(), value == DELETED ? DELETED : value.clone());
     }
 
-    /** The transaction's own writes to {@code index}, or null. */
+    /** The transaction's own latest write of {@code key} to {@code index} ({@link #DELETED} for a delete), or null. */
+    byte[] ownWrite(Index index, byte[] key) {
+        WriteSet own = writes.get(index);
+        return own == null ? null : own.get(key);
+    }
+
+    /** The transaction's own writes to {@code index} in key order, or null if there are none. */
     NavigableMap<byte[], byte[]> writesTo(Index index) {
-        return writes.get(index);
+        WriteSet own = writes.get(index);
+        return own == null ? null : own.sorted();
     }
 }
