@@ -1,31 +1,104 @@
 package io.betree.internal.cache;
 
 import io.netty.buffer.ByteBuf;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * Something the {@link NodeCache} holds: one block's in-memory form. The object itself is a small
  * heap handle; its contents live in off-heap buffers that it reports through {@link #memoryBytes()}.
  *
- * <p>Fields below are guarded by the cache's lock; contents are guarded by whoever pinned it.
+ * <p>The pin count is changed without the cache's lock (see {@link NodeCache} for the protocol);
+ * {@code dirty}, {@code version} and {@code checkpointPending} are volatile because pinners write
+ * or read them without it. {@code accountedBytes} is written by a modifier before it unpins, else
+ * under the lock while nobody can pin; {@code referenced} is a hint anyone may set. The other
+ * fields are guarded by the cache's lock; contents are guarded by whoever pinned the entry.
  */
 public abstract class CacheEntry {
-    /** Logical block number in the environment's block file. */
+    private static final VarHandle PINS;
+
+    static {
+        try {
+            PINS = MethodHandles.lookup().findVarHandle(CacheEntry.class, "pins", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Logical block number of this entry. */
     private final long blockNumber;
-    int pins;
-    boolean dirty;
+    /**
+     * Pins held, or {@link #CLAIMED} while the evictor or the checkpoint has the entry to itself
+     * (under the cache's lock) and for ever once the entry has left the cache.
+     */
+    private volatile int pins;
+    volatile boolean dirty;
     boolean referenced;
     long accountedBytes;
     /** Position in the cache's clock ring, or -1 when not in the ring. */
     int ringIndex = -1;
     /** Dirty when a checkpoint began and its image for that checkpoint not yet taken. */
-    boolean checkpointPending;
+    volatile boolean checkpointPending;
     /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */
-    long version;
+    volatile long version;
     /** The evictor is writing an image of this entry (outside the cache lock). */
     boolean writing;
 
+    private static final int CLAIMED = -1;
+
     protected CacheEntry(long blockNumber) {
         this.blockNumber = blockNumber;
+    }
+
+    /** Adds a pin unless the entry is claimed or gone; lock-free. */
+    final boolean tryPin() {
+        while (true) {
+            int p = pins;
+            if (p < 0) {
+                return false;
+            }
+            if (PINS.compareAndSet(this, p, p + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Releases one pin; lock-free. */
+    final void releasePin() {
+        while (true) {
+            int p = pins;
+            if (p <= 0) {
+                throw new IllegalStateException("block " + blockNumber + " is not pinned");
+            }
+            if (PINS.compareAndSet(this, p, p - 1)) {
+                return;
+            }
+        }
+    }
+
+    /** Current pins; negative while claimed or once gone. */
+    final int pins() {
+        return pins;
+    }
+
+    /** Takes the unpinned entry for oneself, so that nobody pins it meanwhile; false if pinned. */
+    final boolean claim() {
+        return PINS.compareAndSet(this, 0, CLAIMED);
+    }
+
+    /** Ends a {@link #claim()}, letting pins in again. */
+    final void unclaim() {
+        pins = 0;
+    }
+
+    /** Sets the pins of an entry that nobody else can see yet, or marks one gone ({@link #CLAIMED}). */
+    final void setPins(int count) {
+        pins = count;
+    }
+
+    /** The entry leaves the cache: no pin can be taken on it any more. */
+    final void markGone() {
+        pins = CLAIMED;
     }
 
     /** Logical block number of this entry. */

@@ -6,9 +6,9 @@ import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -20,16 +20,26 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #unpin}; between the two the caller may read it, and may change it when it holds the
  * owning index's write lock. Pinned entries are never evicted, so the budget can be exceeded by
  * at most what is pinned at once (a few root-to-leaf paths).
+ *
+ * <p>Pinning a cached entry and unpinning take no lock: the map is concurrent and the pin count is
+ * changed by compare-and-set. Whoever must have an entry to itself under the cache's lock (the
+ * evictor removing or serializing it, a checkpoint marking it clean) <em>claims</em> it, which
+ * only succeeds while it is unpinned and makes lock-free pins fail over to the locked path until
+ * the claim ends; an entry that left the cache stays claimed for good. A pinner that finds the
+ * entry owed to a checkpoint also takes the locked path, which copies the image first. This is
+ * safe because whoever changes an entry holds its tree's lock from before the pin until after the
+ * unpin, and a checkpoint marks entries only while it holds every tree's lock.
  */
 public final class NodeCache {
     private final BackingStore store;
     private final NodeMemory memory;
     private final long budgetBytes;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Map<Long, CacheEntry> entries = new HashMap<>();
+    private final ConcurrentHashMap<Long, CacheEntry> entries = new ConcurrentHashMap<>();
+    /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final List<CacheEntry> ring = new ArrayList<>();
     private int hand;
-    private long accountedBytes;
+    private final AtomicLong accountedBytes = new AtomicLong();
     private final java.util.ArrayDeque<Image> capturedImages = new java.util.ArrayDeque<>();
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
     private final long hardLimitBytes;
@@ -71,14 +81,18 @@ public final class NodeCache {
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public <E extends CacheEntry> E pin(long blockNumber, Class<E> type, EntryLoader<E> loader) {
+        CacheEntry cached = entries.get(blockNumber);
+        if (cached != null && !cached.checkpointPending && cached.tryPin()) {
+            cached.referenced = true;
+            return castPinned(cached, type);
+        }
         lock.lock();
         try {
             CacheEntry e = entries.get(blockNumber);
             if (e != null) {
                 captureIfPending(e);
-                e.pins++;
-                e.referenced = true;
-                return cast(e, type);
+                pinLocked(e);
+                return castPinned(e, type);
             }
             misses++;
         } finally {
@@ -91,11 +105,10 @@ public final class NodeCache {
             if (raced != null) {
                 loaded.releaseMemory();
                 captureIfPending(raced);
-                raced.pins++;
-                raced.referenced = true;
-                return cast(raced, type);
+                pinLocked(raced);
+                return castPinned(raced, type);
             }
-            loaded.pins = 1;
+            loaded.setPins(1);
             insert(loaded);
             return loaded;
         } finally {
@@ -107,8 +120,18 @@ public final class NodeCache {
         return loader.load(blockNumber, store.fetch(blockNumber));
     }
 
-    private static <E extends CacheEntry> E cast(CacheEntry e, Class<E> type) {
+    /** Lock held: pins an entry of the map, which nobody can have claimed outside the lock. */
+    private static void pinLocked(CacheEntry e) {
+        if (!e.tryPin()) {
+            throw new IllegalStateException("block " + e.blockNumber() + " is claimed outside the cache lock");
+        }
+        e.referenced = true;
+    }
+
+    /** Casts a pinned entry to the type its caller expects; on a mismatch unpins it and throws. */
+    private static <E extends CacheEntry> E castPinned(CacheEntry e, Class<E> type) {
         if (!type.isInstance(e)) {
+            e.releasePin();
             throw new IllegalStateException("block " + e.blockNumber() + " holds a " + e.getClass().getSimpleName()
                     + ", expected a " + type.getSimpleName());
         }
@@ -122,7 +145,7 @@ public final class NodeCache {
             if (entries.containsKey(e.blockNumber())) {
                 throw new IllegalStateException("block " + e.blockNumber() + " is already cached");
             }
-            e.pins = 1;
+            e.setPins(1);
             e.dirty = true;
             insert(e);
         } finally {
@@ -136,7 +159,7 @@ public final class NodeCache {
         ring.add(e);
         e.referenced = true;
         e.accountedBytes = e.memoryBytes();
-        accountedBytes += e.accountedBytes;
+        accountedBytes.addAndGet(e.accountedBytes);
     }
 
     /**
@@ -144,22 +167,26 @@ public final class NodeCache {
      * entries are evicted when the cache is over budget.
      */
     public void unpin(CacheEntry e, boolean modified) {
-        lock.lock();
-        try {
-            if (e.pins <= 0) {
-                throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
+        if (e.pins() <= 0) {
+            throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
+        }
+        if (modified) {
+            // Before the pin goes: nobody can claim (evict, mark clean) the entry until then. The
+            // modifier holds its tree's lock, so two of these never run at once for one entry.
+            long now = e.memoryBytes();
+            accountedBytes.addAndGet(now - e.accountedBytes);
+            e.accountedBytes = now;
+            e.dirty = true;
+            e.version++;
+        }
+        e.releasePin();
+        if (heldBytes() > budgetBytes) {
+            lock.lock();
+            try {
+                makeRoom();
+            } finally {
+                lock.unlock();
             }
-            e.pins--;
-            if (modified) {
-                e.dirty = true;
-                e.version++;
-                long now = e.memoryBytes();
-                accountedBytes += now - e.accountedBytes;
-                e.accountedBytes = now;
-            }
-            makeRoom();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -182,6 +209,9 @@ public final class NodeCache {
                                 : new IOException(evictionFailure));
             }
             try {
+                // Again on every round: the evictor may have gone idle on a footprint measured
+                // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
+                evictionNeeded.signal();
                 roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS);
                 // Whether woken or timed out: with nothing left to evict (everything pinned, or the
                 // excess is the pool's share of partly used chunks, which eviction cannot free),
@@ -203,12 +233,12 @@ public final class NodeCache {
      * progress, and chunks that are only partly used). Lock held.
      */
     private long heldBytes() {
-        return Math.max(accountedBytes, memory.footprint());
+        return Math.max(accountedBytes.get(), memory.footprint());
     }
 
     private boolean evictableLeft() {
         for (CacheEntry e : ring) {
-            if (e.pins == 0 && !e.writing) {
+            if (e.pins() == 0 && !e.writing) {
                 return true;
             }
         }
@@ -244,12 +274,15 @@ public final class NodeCache {
             if (e == null) {
                 return;
             }
-            if (e.pins > 0) {
+            if (e.pins() > 0) {
                 throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
             }
             awaitNotWriting(e);
             if (entries.get(blockNumber) != e) {
                 return;
+            }
+            if (!e.claim()) {
+                throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
             }
             captureIfPending(e);
             remove(e);
@@ -266,8 +299,10 @@ public final class NodeCache {
         }
     }
 
+    /** Lock held: the entry leaves the map and the ring; no pin can be taken on it afterwards. */
     private void remove(CacheEntry e) {
-        entries.remove(e.blockNumber());
+        e.markGone();
+        entries.remove(e.blockNumber(), e);
         int i = e.ringIndex;
         CacheEntry last = ring.remove(ring.size() - 1);
         if (last != e) {
@@ -275,7 +310,7 @@ public final class NodeCache {
             last.ringIndex = i;
         }
         e.ringIndex = -1;
-        accountedBytes -= e.accountedBytes;
+        accountedBytes.addAndGet(-e.accountedBytes);
         if (hand >= ring.size()) {
             hand = 0;
         }
@@ -317,6 +352,9 @@ public final class NodeCache {
                 }
                 continue;
             }
+            if (!victim.claim()) {
+                continue; // pinned since nextVictim looked
+            }
             if (!victim.dirty && !victim.checkpointPending) {
                 remove(victim);
                 victim.releaseMemory();
@@ -334,7 +372,7 @@ public final class NodeCache {
                 hand = 0;
             }
             CacheEntry e = ring.get(hand++);
-            if (e.pins > 0 || e.writing) {
+            if (e.pins() != 0 || e.writing) {
                 continue;
             }
             if (e.referenced) {
@@ -346,10 +384,18 @@ public final class NodeCache {
         return null;
     }
 
-    /** Writes a dirty victim's image with the lock released; evicts it if unchanged. Lock held. */
+    /**
+     * Lock held, victim claimed: writes the dirty victim's image with the lock released (the claim
+     * ends once the image is taken, so writers may pin it meanwhile); evicts it if unchanged.
+     */
     private void writeOut(CacheEntry victim) {
         boolean forCheckpoint = victim.checkpointPending;
-        ByteBuf image = serialize(victim);
+        ByteBuf image;
+        try {
+            image = serialize(victim);
+        } finally {
+            victim.unclaim();
+        }
         victim.checkpointPending = false;
         victim.writing = true;
         if (forCheckpoint) {
@@ -375,13 +421,16 @@ public final class NodeCache {
         } else {
             writeBacks++;
             // A checkpoint that began during the write marked the entry again: its image must go
-            // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer.
-            if (victim.version == version && !victim.checkpointPending) {
+            // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer. A
+            // pinned entry may be in the middle of a change, so it stays dirty as well.
+            if (victim.version == version && !victim.checkpointPending && victim.claim()) {
                 victim.dirty = false;
-                if (victim.pins == 0 && entries.get(victim.blockNumber()) == victim) {
+                if (entries.get(victim.blockNumber()) == victim) {
                     remove(victim);
                     victim.releaseMemory();
                     evictions++;
+                } else {
+                    victim.unclaim();
                 }
             }
         }
@@ -482,8 +531,10 @@ public final class NodeCache {
             try {
                 writeBacks++;
                 CacheEntry e = image.entry();
-                if (e.version == image.version() && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e) {
+                if (e.version == image.version() && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e
+                        && e.claim()) {
                     e.dirty = false;
+                    e.unclaim();
                 }
             } finally {
                 lock.unlock();
@@ -543,7 +594,7 @@ public final class NodeCache {
             }
             ring.clear();
             entries.clear();
-            accountedBytes = 0;
+            accountedBytes.set(0);
         } finally {
             lock.unlock();
         }
@@ -553,7 +604,7 @@ public final class NodeCache {
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes, budgetBytes, misses, evictions, writeBacks);
+            return new Stats(entries.size(), accountedBytes.get(), budgetBytes, misses, evictions, writeBacks);
         } finally {
             lock.unlock();
         }
