@@ -13,6 +13,9 @@ import io.betree.bench.engine.EngineSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -114,6 +117,47 @@ class EngineAdapterContractTest {
             n[0]++;
         });
         assertEquals(25_000, n[0]);
+        e.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb", "lmdb"})
+    void writerThreadsHaveABatchEach(String engine) throws Exception {
+        EngineAdapter e = EngineAdapter.create(engine);
+        e.open(dir, SETTINGS);
+        Table t = e.table("t");
+        int threads = 4;
+        int batches = 20;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int w = 0; w < threads; w++) {
+                int writer = w;
+                futures.add(pool.submit(() -> {
+                    for (int b = 0; b < batches; b++) {
+                        for (int i = 0; i < 100; i++) {
+                            t.put(java.nio.ByteBuffer.allocate(12).putInt(i).putInt(b).putInt(writer).array(),
+                                    b(writer, b, i));
+                        }
+                        e.commit();
+                    }
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long[] n = new long[1];
+        t.scan(null, null, Long.MAX_VALUE, (k, v) -> {
+            java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(k);
+            int i = key.getInt();
+            int b = key.getInt();
+            assertArrayEquals(b(key.getInt(), b, i), v);
+            n[0]++;
+        });
+        assertEquals((long) threads * batches * 100, n[0]);
         e.close();
     }
 }

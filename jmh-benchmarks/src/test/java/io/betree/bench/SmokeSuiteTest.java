@@ -14,6 +14,7 @@ import io.betree.bench.workload.PhaseResult;
 import io.betree.bench.workload.ReadWorkload;
 import io.betree.bench.workload.Results;
 import io.betree.bench.workload.Scale;
+import io.betree.bench.workload.TimeSeriesWorkload;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,7 +36,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The benchmark suite at the {@code tiny} scale, through the adapters of all three engines, with
  * sanity checks on every figure, then the report (Markdown and PNG charts) from those results. The
- * workloads themselves fail on a wrong answer (a missing row, a wrong queue head, a short scan).
+ * workloads themselves fail on a wrong answer (a missing row, a wrong queue head, a short scan, a
+ * lost time-series row). iiBench and FIFO also run in a small-cache variant of {@code tiny}, on
+ * betree and RocksDB, so that the report shows both variants side by side.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SmokeSuiteTest {
@@ -52,8 +55,20 @@ class SmokeSuiteTest {
     }
 
     private static BenchContext context(String engine, String codec) {
-        return BenchContext.of(engine, codec, Scale.named("tiny"), false, new Results(RESULTS), DATA,
+        return context(engine, codec, Scale.named("tiny"));
+    }
+
+    private static BenchContext context(String engine, String codec, Scale scale) {
+        return BenchContext.of(engine, codec, scale, false, new Results(RESULTS), DATA,
                 Files.isRegularFile(DROPCACHE) ? DROPCACHE : null);
+    }
+
+    /** {@code tiny} named as a small-cache variant (its 32 MiB are betree's smallest cache already). */
+    private static Scale tinySmall() {
+        Scale t = Scale.named("tiny");
+        return new Scale("tiny-small", 32L << 20, t.insertRows(), t.insertMaxSeconds(), t.fifoQueueRows(),
+                t.fifoChurnRows(), t.fifoMaxSeconds(), t.fifoHeadReads(), t.lookups(), t.shortScans(), t.mediumScans(),
+                t.compressBytes(), t.compressMaxSeconds(), t.timeSeriesSteps(), t.timeSeriesMaxSeconds());
     }
 
     @Order(1)
@@ -101,10 +116,63 @@ class SmokeSuiteTest {
         }
     }
 
+    @Order(1)
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb", "lmdb"})
+    void timeSeriesWithOneAndSeveralWriters(String engine) {
+        BenchContext ctx = context(engine, "zstd");
+        long steps = ctx.scale().timeSeriesSteps();
+        for (int threads : new int[] {1, 4}) {
+            PhaseResult r = TimeSeriesWorkload.run(ctx, threads);
+            assertEquals("timeseries", r.workload());
+            assertEquals(threads, TimeSeriesWorkload.threads(r));
+            assertEquals(steps, r.requests());
+            assertEquals(steps * TimeSeriesWorkload.SENSORS, r.rows());
+            assertSane(r);
+            assertTrue(r.terminalRowsPerSec() > 0, r.toString());
+            double rowBytes = (double) r.logicalBytes() / r.rows();
+            assertTrue(rowBytes >= 12 + 16 && rowBytes <= 12 + 100, r.toString());
+        }
+    }
+
+    @Order(1)
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb"})
+    void smallCacheVariant(String engine) {
+        Scale full = Scale.named("full-small");
+        assertEquals(64L << 20, full.budgetBytes());
+        assertEquals(28_000_000, full.insertRows());
+        assertEquals(28_000_000, full.fifoQueueRows());
+        assertEquals("small", full.variant());
+        assertEquals("", Scale.named("full").variant());
+        BenchContext ctx = context(engine, "zstd", tinySmall());
+        PhaseResult insert = InsertWorkload.run(ctx);
+        assertEquals("tiny-small", insert.scale());
+        assertSane(insert);
+        assertTrue(Files.exists(ctx.results().series("insert-small-" + engine)));
+        assertSane(FifoWorkload.run(ctx)[0]);
+        assertTrue(Files.exists(ctx.results().series("fifo-small-" + engine)));
+    }
+
+    @Test
+    void summaryLinesWithoutTheMaxLatencyStillParse() {
+        PhaseResult r = new PhaseResult("full", "insert", "insert", "betree", "zstd", 3, 3000, 1.5, 276_000, 1_000_000,
+                500_000, 276_000, 1.2, 1 << 20, 900, 1_800, 2_000, 2_500, 2_100, "");
+        List<String> fields = new java.util.ArrayList<>(List.of(r.toTsv().split("\t", -1)));
+        assertEquals(r, PhaseResult.fromTsv(String.join("\t", fields)));
+        fields.remove(PhaseResult.COLUMNS.indexOf("max_us"));
+        PhaseResult old = PhaseResult.fromTsv(String.join("\t", fields));
+        assertTrue(Double.isNaN(old.maxMicros()));
+        assertEquals(r.p999Micros(), old.p999Micros());
+        assertEquals(r.terminalRowsPerSec(), old.terminalRowsPerSec());
+        assertEquals(0.8, old.coresBusy(), 1e-9);
+    }
+
     private static void assertSane(PhaseResult r) {
         assertTrue(r.seconds() > 0 && r.rowsPerSec() > 0, r.toString());
-        assertTrue(r.p50Micros() > 0 && r.p50Micros() <= r.p99Micros() && r.p99Micros() <= r.p999Micros(),
-                r.toString());
+        assertTrue(r.p50Micros() > 0 && r.p50Micros() <= r.p99Micros() && r.p99Micros() <= r.p999Micros()
+                && r.p999Micros() <= r.maxMicros(), r.toString());
+        assertTrue(r.coresBusy() >= 0, r.toString());
         assertTrue(r.diskBytes() > 0 && r.spaceAmp() > 0, r.toString());
         assertTrue(r.peakHeapBytes() > 0, r.toString());
         if (r.isWrite() && r.storageWritten() >= 0) {
@@ -122,9 +190,18 @@ class SmokeSuiteTest {
         for (String engine : CODECS.keySet()) {
             assertTrue(text.contains(engine), engine);
         }
-        for (String section : List.of("Insert", "Delete-FIFO", "Point lookups", "Range scans", "Compression")) {
+        for (String section : List.of("Insert", "Delete-FIFO", "Time series", "Point lookups", "Range scans",
+                "Compression")) {
             assertTrue(text.contains(section), section);
         }
+        for (String column : List.of("| scale |", "| terminal ÷ RocksDB |", "| cores busy |", "| max ms |",
+                "| rows/s ÷ 1 thread |", "| rows/s ÷ RocksDB |")) {
+            assertTrue(text.contains(column), column);
+        }
+        assertTrue(text.contains("| betree | zstd | tiny-small |"), "small-cache insert row");
+        assertTrue(text.contains("| 1.00x |"), "RocksDB's own ratio");
+        assertTrue(Files.exists(RESULTS.resolve("charts/insert-rate-small.png")));
+        assertTrue(Files.exists(RESULTS.resolve("charts/timeseries.png")));
         try (Stream<Path> s = Files.list(RESULTS.resolve("charts"))) {
             List<Path> pngs = s.filter(p -> p.toString().endsWith(".png")).toList();
             assertTrue(pngs.size() >= 6, pngs.toString());

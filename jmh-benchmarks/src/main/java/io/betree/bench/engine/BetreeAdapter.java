@@ -15,9 +15,10 @@ import java.util.Map;
 /**
  * betree through its public API: one {@link Environment} whose off-heap node cache is the whole
  * budget, one {@link Index} per table with the chosen codec and default shape (4 MiB nodes, 64 KiB
- * basements, fanout 16). A batch is one {@link Transaction}; its commit is logged and, with
- * {@code sync}, synced ({@link Durability#SYNC}); without it the log is written but synced only at
- * checkpoints ({@link Durability#NONE}), as RocksDB's unsynced WAL.
+ * basements, fanout 16). A batch is one {@link Transaction} per thread; its commit is logged and,
+ * with {@code sync}, synced ({@link Durability#SYNC}); without it the log is written but synced only
+ * at checkpoints ({@link Durability#NONE}), as RocksDB's unsynced WAL. Threads writing disjoint keys
+ * never conflict (snapshot isolation conflicts only on the same key).
  */
 public final class BetreeAdapter implements EngineAdapter {
     /** Engine name. */
@@ -27,7 +28,7 @@ public final class BetreeAdapter implements EngineAdapter {
     private EngineSettings settings;
     private Path dir;
     private final Map<String, Table> tables = new HashMap<>();
-    private Transaction txn;
+    private final ThreadLocal<Transaction> txn = new ThreadLocal<>();
 
     @Override
     public String name() {
@@ -58,20 +59,22 @@ public final class BetreeAdapter implements EngineAdapter {
 
     @Override
     public void commit() {
-        Transaction t = txn;
+        Transaction t = txn.get();
         // Cleared first: a failed commit ends the transaction, and close() must not retry it
         // (its exception would hide the original one).
-        txn = null;
+        txn.remove();
         if (t != null) {
             t.commit();
         }
     }
 
     private Transaction txn() {
-        if (txn == null) {
-            txn = env.begin();
+        Transaction t = txn.get();
+        if (t == null) {
+            t = env.begin();
+            txn.set(t);
         }
-        return txn;
+        return t;
     }
 
     @Override

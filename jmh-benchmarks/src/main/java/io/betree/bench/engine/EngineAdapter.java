@@ -9,13 +9,17 @@ import java.nio.file.Path;
  *
  * <p>Life cycle: {@link #open} (creates the store when absent), any number of {@link #table}
  * lookups and operations, {@link #close}; {@link #open} may be called again after
- * {@link #close}, which is how cold reads reopen a store with an empty cache. Not thread-safe: the
- * workloads are single-threaded.
+ * {@link #close}, which is how cold reads reopen a store with an empty cache.
  *
- * <p>Writes made through the tables form a batch that {@link #commit()} ends. Where the engine has
- * transactions the batch is one transaction (LMDB, a RocksDB {@code WriteBatch}); betree has none
- * yet, so its batch is simply the puts and deletes issued since the last commit. Reads see
- * committed data; workloads never read in the middle of a batch.
+ * <p>Writes made through the tables form a batch that {@link #commit()} ends: one transaction of
+ * the engine (a betree {@code Transaction}, a RocksDB {@code WriteBatch}, an LMDB write
+ * transaction). Reads see committed data; workloads never read in the middle of a batch.
+ *
+ * <p>Threads: each thread has a batch of its own, so several threads may put, delete and
+ * {@link #commit()} at once through the same tables (the time-series workload); LMDB runs their
+ * batches one at a time, since it has a single writer. Everything else ({@link #open},
+ * {@link #table}, reads, {@link #flush()}, {@link #close}) belongs to one thread while no other
+ * thread writes, and {@link #flush()} and {@link #close} commit only that thread's batch.
  */
 public interface EngineAdapter extends AutoCloseable {
 
@@ -36,7 +40,10 @@ public interface EngineAdapter extends AutoCloseable {
     /** The named table (an index, column family or sub-database), created when absent. */
     Table table(String name);
 
-    /** Ends the current batch of writes; with {@link EngineSettings#sync()} it is durable on return. */
+    /**
+     * Ends the calling thread's current batch of writes; with {@link EngineSettings#sync()} it is
+     * durable on return.
+     */
     void commit();
 
     /** Commits, then makes everything written so far durable in the store's files. */
@@ -51,13 +58,16 @@ public interface EngineAdapter extends AutoCloseable {
 
     /** One ordered key-value table; keys compare as unsigned byte strings in every engine. */
     interface Table {
-        /** Stores {@code value} under {@code key} in the current batch. */
+        /** Stores {@code value} under {@code key} in the calling thread's current batch. */
         void put(byte[] key, byte[] value);
 
         /** The committed value of {@code key}, or null. */
         byte[] get(byte[] key);
 
-        /** Removes {@code key} in the current batch (a blind delete: absent keys are no error). */
+        /**
+         * Removes {@code key} in the calling thread's current batch (a blind delete: absent keys are
+         * no error).
+         */
         void delete(byte[] key);
 
         /**

@@ -20,11 +20,13 @@ import org.lmdbjava.Txn;
 /**
  * LMDB (lmdbjava), a copy-on-write B+tree in one memory-mapped file: the B-tree a JVM user would
  * pick. One named sub-database per table, keys compared with memcmp (unsigned, as in betree). A
- * batch is one write transaction. LMDB has no cache of its own and no compression: it reads through
- * the OS page cache, which only the memory cap of a full run ({@code membound}) bounds, and it takes
- * {@link Codec#NONE} whatever codec the others use. Without {@code sync} it commits with
- * {@code MDB_NOSYNC} and data is durable at {@link #flush()}; with {@code sync} every commit
- * fsyncs. {@code MDB_NORDAHEAD} keeps random reads from pulling in neighbouring pages.
+ * batch is one write transaction per thread; LMDB has one writer at a time, so a thread's first
+ * write of a batch waits until no other thread has one open. LMDB has no cache of its own and no
+ * compression: it reads through the OS page cache, which only the memory cap of a full run
+ * ({@code membound}) bounds, and it takes {@link Codec#NONE} whatever codec the others use.
+ * Without {@code sync} it commits with {@code MDB_NOSYNC} and data is durable at {@link #flush()};
+ * with {@code sync} every commit fsyncs. {@code MDB_NORDAHEAD} keeps random reads from pulling in
+ * neighbouring pages.
  */
 public final class LmdbAdapter implements EngineAdapter {
     /** Engine name. */
@@ -34,7 +36,7 @@ public final class LmdbAdapter implements EngineAdapter {
 
     private Path dir;
     private Env<byte[]> env;
-    private Txn<byte[]> writeTxn;
+    private final ThreadLocal<Txn<byte[]>> writeTxn = new ThreadLocal<>();
     private Txn<byte[]> readTxn;
     private boolean readStale;
     private final Map<String, Table> tables = new HashMap<>();
@@ -81,16 +83,19 @@ public final class LmdbAdapter implements EngineAdapter {
     }
 
     private Txn<byte[]> writer() {
-        if (writeTxn == null) {
+        Txn<byte[]> t = writeTxn.get();
+        if (t == null) {
             endRead();
-            writeTxn = env.txnWrite();
+            t = env.txnWrite();
+            writeTxn.set(t);
         }
-        return writeTxn;
+        return t;
     }
 
     private Txn<byte[]> reader() {
-        if (writeTxn != null) {
-            return writeTxn;
+        Txn<byte[]> w = writeTxn.get();
+        if (w != null) {
+            return w;
         }
         if (readTxn == null) {
             readTxn = env.txnRead();
@@ -111,10 +116,16 @@ public final class LmdbAdapter implements EngineAdapter {
 
     @Override
     public void commit() {
-        if (writeTxn != null) {
-            writeTxn.commit();
-            writeTxn.close();
-            writeTxn = null;
+        Txn<byte[]> t = writeTxn.get();
+        if (t != null) {
+            // Cleared first: LMDB ends a transaction even when its commit fails, so close() must
+            // not commit it again.
+            writeTxn.remove();
+            try {
+                t.commit();
+            } finally {
+                t.close();
+            }
         }
     }
 

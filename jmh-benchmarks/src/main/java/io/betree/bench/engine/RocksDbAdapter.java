@@ -4,6 +4,7 @@ import io.betree.Codec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +34,9 @@ import org.rocksdb.WriteOptions;
  * index and filter blocks cached in it, so cache plus write buffers never exceed the budget. One
  * column family per table, leveled compaction, 10-bit Bloom filters, the chosen codec at its
  * default level on every level, two background jobs (the machine's two cores). A batch is one
- * {@link WriteBatch}. Durability matches betree's: every batch goes to the write-ahead log; with
- * {@code sync} each commit syncs it, without it the log is left to the operating system.
+ * {@link WriteBatch} per thread, reused after each write. Durability matches betree's: every batch
+ * goes to the write-ahead log; with {@code sync} each commit syncs it, without it the log is left
+ * to the operating system.
  */
 public final class RocksDbAdapter implements EngineAdapter {
     /** Engine name. */
@@ -48,7 +50,9 @@ public final class RocksDbAdapter implements EngineAdapter {
     private ColumnFamilyOptions cfOptions;
     private WriteOptions writeOptions;
     private ReadOptions readOptions;
-    private WriteBatch batch;
+    private ThreadLocal<WriteBatch> batch;
+    /** Every thread's batch since {@link #open}, closed with the store. */
+    private final List<WriteBatch> batches = new ArrayList<>();
     private final Map<String, ColumnFamilyHandle> handles = new HashMap<>();
     private final Map<String, Table> tables = new HashMap<>();
 
@@ -106,7 +110,7 @@ public final class RocksDbAdapter implements EngineAdapter {
         // Like betree: every batch is logged; with sync the log is synced at each commit.
         writeOptions.setSync(settings.sync());
         readOptions = new ReadOptions();
-        batch = new WriteBatch();
+        batch = ThreadLocal.withInitial(this::newBatch);
         try {
             Files.createDirectories(dir);
             List<byte[]> names = new ArrayList<>();
@@ -150,17 +154,26 @@ public final class RocksDbAdapter implements EngineAdapter {
         return h;
     }
 
+    private WriteBatch newBatch() {
+        WriteBatch b = new WriteBatch();
+        synchronized (batches) {
+            batches.add(b);
+        }
+        return b;
+    }
+
     @Override
     public void commit() {
-        if (batch.count() == 0) {
+        WriteBatch b = batch.get();
+        if (b.count() == 0) {
             return;
         }
         try {
-            db.write(writeOptions, batch);
+            db.write(writeOptions, b);
         } catch (RocksDBException e) {
             throw new IllegalStateException(e);
         }
-        batch.clear();
+        b.clear();
     }
 
     @Override
@@ -205,8 +218,14 @@ public final class RocksDbAdapter implements EngineAdapter {
                 db = null;
             }
         }
-        for (AutoCloseable c : new AutoCloseable[] {batch, readOptions, writeOptions, cfOptions, dbOptions,
-                writeBuffers, cache}) {
+        List<AutoCloseable> resources;
+        synchronized (batches) {
+            resources = new ArrayList<>(batches);
+            batches.clear();
+        }
+        batch = null;
+        resources.addAll(Arrays.asList(readOptions, writeOptions, cfOptions, dbOptions, writeBuffers, cache));
+        for (AutoCloseable c : resources) {
             if (c != null) {
                 try {
                     c.close();
@@ -227,7 +246,7 @@ public final class RocksDbAdapter implements EngineAdapter {
         @Override
         public void put(byte[] key, byte[] value) {
             try {
-                batch.put(cf, key, value);
+                batch.get().put(cf, key, value);
             } catch (RocksDBException e) {
                 throw new IllegalStateException(e);
             }
@@ -245,7 +264,7 @@ public final class RocksDbAdapter implements EngineAdapter {
         @Override
         public void delete(byte[] key) {
             try {
-                batch.delete(cf, key);
+                batch.get().delete(cf, key);
             } catch (RocksDBException e) {
                 throw new IllegalStateException(e);
             }

@@ -17,8 +17,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Delete-FIFO ({@link FifoWorkload}) as one JMH single shot per engine: the score is the seconds
  * of the whole run (queue fill included); the churn rate, disk size and head-read latency over
- * time are in {@code series/fifo-<engine>.csv}, the other figures come as secondary metrics through
- * {@link PhaseMetricsProfiler}.
+ * time are in {@code series/fifo-<engine>.csv} ({@code fifo-small-<engine>.csv} for a small-cache
+ * scale), the other figures come as secondary metrics through {@link PhaseMetricsProfiler}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -31,7 +31,7 @@ public class FifoBenchmark {
     /** Engine: betree, rocksdb or lmdb. */
     @Param({"betree", "rocksdb", "lmdb"})
     public String engine;
-    /** Scale preset: smoke or full. */
+    /** Scale preset: smoke or full, or their small-cache variant smoke-small or full-small. */
     @Param({"smoke"})
     public String scale;
     /** Codec of the engines that compress (LMDB takes none). */

@@ -16,9 +16,10 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * iiBench insert ({@link InsertWorkload}) as one JMH single shot per engine: the score is the
- * seconds the whole load took; the rate over time is in {@code series/insert-<engine>.csv} and the
- * other figures come as secondary metrics through {@link PhaseMetricsProfiler}. Leaves the loaded
- * store for {@link ReadBenchmark}.
+ * seconds the whole load took; the rate over time is in {@code series/insert-<engine>.csv}
+ * ({@code insert-small-<engine>.csv} for a small-cache scale) and the other figures come as
+ * secondary metrics through {@link PhaseMetricsProfiler}. Leaves the loaded store for
+ * {@link ReadBenchmark}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -31,7 +32,7 @@ public class InsertBenchmark {
     /** Engine: betree, rocksdb or lmdb. */
     @Param({"betree", "rocksdb", "lmdb"})
     public String engine;
-    /** Scale preset: smoke or full. */
+    /** Scale preset: smoke or full, or their small-cache variant smoke-small or full-small. */
     @Param({"smoke"})
     public String scale;
     /** Codec of the engines that compress (LMDB takes none). */

@@ -24,7 +24,7 @@ public final class PhaseMetricsProfiler implements InternalProfiler {
 
     @Override
     public String getDescription() {
-        return "betree benchmark phase figures (throughput, latency percentiles, amplification, CPU, heap)";
+        return "betree benchmark phase figures (throughput, latency percentiles, amplification, CPU, cores busy, heap)";
     }
 
     @Override
@@ -59,6 +59,9 @@ public final class PhaseMetricsProfiler implements InternalProfiler {
         }
         if (figure.startsWith("cpu")) {
             return "s/Mrows";
+        }
+        if (figure.equals("cores_busy")) {
+            return "cores";
         }
         return "x";
     }

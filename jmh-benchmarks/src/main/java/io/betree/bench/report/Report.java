@@ -2,6 +2,8 @@ package io.betree.bench.report;
 
 import io.betree.bench.workload.PhaseResult;
 import io.betree.bench.workload.Results;
+import io.betree.bench.workload.Scale;
+import io.betree.bench.workload.TimeSeriesWorkload;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,17 +11,22 @@ import java.nio.file.Path;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Turns a results directory ({@code summary.tsv} and {@code series/*.csv}) into {@code results.md}
  * (one table per workload) and {@code charts/*.png}: the insert rate over time per engine, the FIFO
- * queue's disk size and head-read latency over time, and a bar chart per workload.
+ * queue's disk size and head-read latency over time, and a bar chart per workload. A small-cache
+ * variant (scale {@code full-small}) sits in the same tables as its default, next to it, with
+ * charts of its own over time. Rates are also given as ratios to RocksDB's at the same scale (and,
+ * for the time series, the same thread count) and to the engine's own one-thread rate.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.betree.bench.report.Report RESULTS_DIR [TITLE]}.
  */
@@ -54,40 +61,61 @@ public final class Report {
                 .append(". Scale: ").append(String.join(", ", distinct(all, PhaseResult::scale)))
                 .append(". Latencies are per request: a 1,000-row batch for writes, one lookup, one scan. ")
                 .append("Amplification: bytes sent to storage (or on disk) per logical key+value byte. ")
+                .append("Cores busy: CPU seconds of the benchmark process per wall second of the phase. ")
+                .append("÷ RocksDB: the figure divided by RocksDB's in the same phase and scale. ")
                 .append("See docs/benchmarks.md for the workloads and fairness rules.\n\n");
 
         List<PhaseResult> insert = of(all, "insert");
         md.append("## Insert (iiBench, 4 indexes, 1,000 rows per batch)\n\n");
-        md.append(table(insert, writeColumns()));
-        line(dir, charts.resolve("insert-rate.png"), "iiBench insert rate over time", "insert", "elapsed_s",
-                "rows_per_s", "elapsed seconds", "rows/s");
-        bars(charts.resolve("insert.png"), "iiBench insert", "rows/s", insert, List.of("overall", "terminal"),
-                List.of(PhaseResult::rowsPerSec, PhaseResult::terminalRowsPerSec));
-        md.append("\n![insert rate over time](charts/insert-rate.png)\n![insert](charts/insert.png)\n\n");
+        md.append(table(insert, writeColumns(insert))).append('\n');
+        for (String v : variants(insert)) {
+            line(dir, charts.resolve("insert-rate" + v + ".png"), "iiBench insert rate over time" + cache(v),
+                    "insert" + v, "elapsed_s", "rows_per_s", "elapsed seconds", "rows/s");
+            md.append("![insert rate over time").append(cache(v)).append("](charts/insert-rate").append(v)
+                    .append(".png)\n");
+        }
+        rateBars(charts.resolve("insert.png"), "iiBench insert", "rows/s", insert);
+        md.append("![insert](charts/insert.png)\n\n");
 
         List<PhaseResult> fifo = of(all, "fifo");
         md.append("## Delete-FIFO (insert 1,000, delete the oldest 1,000)\n\n");
-        md.append(table(filter(fifo, "fifo"), writeColumns()));
+        md.append(table(filter(fifo, "fifo"), writeColumns(filter(fifo, "fifo"))));
         md.append("\nReading the queue's head (the oldest live row) as deletes accumulate:\n\n");
-        md.append(table(filter(fifo, "fifo-head"), readColumns("head reads/s", false)));
-        bars(charts.resolve("fifo.png"), "Delete-FIFO churn", "rows inserted/s", filter(fifo, "fifo"),
-                List.of("overall", "terminal"), List.of(PhaseResult::rowsPerSec, PhaseResult::terminalRowsPerSec));
-        line(dir, charts.resolve("fifo-disk.png"), "Delete-FIFO: size on disk", "fifo", "rows_deleted", "disk_mib",
-                "rows deleted", "MiB on disk");
-        line(dir, charts.resolve("fifo-head.png"), "Delete-FIFO: reading the queue's head", "fifo", "rows_deleted",
-                "head_read_us", "rows deleted", "microseconds");
-        md.append("\n![fifo](charts/fifo.png)\n![fifo disk](charts/fifo-disk.png)\n")
-                .append("![fifo head](charts/fifo-head.png)\n\n");
+        md.append(table(filter(fifo, "fifo-head"), readColumns(filter(fifo, "fifo-head"), "head reads/s", false)));
+        rateBars(charts.resolve("fifo.png"), "Delete-FIFO churn", "rows inserted/s", filter(fifo, "fifo"));
+        md.append("\n![fifo](charts/fifo.png)\n");
+        for (String v : variants(fifo)) {
+            line(dir, charts.resolve("fifo-disk" + v + ".png"), "Delete-FIFO: size on disk" + cache(v), "fifo" + v,
+                    "rows_deleted", "disk_mib", "rows deleted", "MiB on disk");
+            line(dir, charts.resolve("fifo-head" + v + ".png"), "Delete-FIFO: reading the queue's head" + cache(v),
+                    "fifo" + v, "rows_deleted", "head_read_us", "rows deleted", "microseconds");
+            md.append("![fifo disk").append(cache(v)).append("](charts/fifo-disk").append(v).append(".png)\n")
+                    .append("![fifo head").append(cache(v)).append("](charts/fifo-head").append(v).append(".png)\n");
+        }
+        md.append('\n');
+
+        List<PhaseResult> series = new ArrayList<>(of(all, "timeseries"));
+        series.sort(Comparator.comparingInt((PhaseResult r) -> rank(r.engine()))
+                .thenComparingInt(TimeSeriesWorkload::threads));
+        md.append("## Time series (1,000 sensors, one time step per transaction, N writer threads)\n\n");
+        md.append(table(series, timeSeriesColumns(series)));
+        List<Integer> threads = series.stream().map(TimeSeriesWorkload::threads).distinct().sorted().toList();
+        bars(charts.resolve("timeseries.png"), "Time-series insert by writer threads", "rows/s", series,
+                threads.stream().map(t -> t + (t == 1 ? " thread" : " threads")).toList(), threads.stream()
+                        .<ToDoubleFunction<PhaseResult>>map(t -> r -> TimeSeriesWorkload.threads(r) == t
+                                ? r.rowsPerSec() : Double.NaN)
+                        .toList());
+        md.append("\n![time series](charts/timeseries.png)\n\n");
 
         List<PhaseResult> lookup = of(all, "lookup");
         md.append("## Point lookups (primary key, hit and miss, warm and cold)\n\n");
-        md.append(table(lookup, readColumns("lookups/s", false)));
+        md.append(table(lookup, readColumns(lookup, "lookups/s", false)));
         perPhaseBars(charts.resolve("lookup.png"), "Point lookups", "lookups/s", lookup);
         md.append("\n![lookups](charts/lookup.png)\n\n");
 
         List<PhaseResult> scan = of(all, "scan");
         md.append("## Range scans (primary index: 100 rows, 10,000 rows, all; warm and cold)\n\n");
-        md.append(table(scan, readColumns("rows/s", true)));
+        md.append(table(scan, readColumns(scan, "rows/s", true)));
         perPhaseBars(charts.resolve("scan.png"), "Range scans", "rows/s", scan);
         md.append("\n![scans](charts/scan.png)\n\n");
 
@@ -103,6 +131,7 @@ public final class Report {
 
         List<PhaseResult> writes = new ArrayList<>(insert);
         writes.addAll(filter(fifo, "fifo"));
+        writes.removeIf(r -> !Scale.variant(r.scale()).isEmpty());
         bars(charts.resolve("amplification.png"), "Write and space amplification", "bytes per logical byte",
                 writes, List.of("insert write", "insert space", "fifo write", "fifo space"),
                 List.of(r -> r.phase().equals("insert") ? r.writeAmp() : Double.NaN,
@@ -116,14 +145,18 @@ public final class Report {
         return out;
     }
 
-    /** The last result of each (workload, phase, engine, codec), in first-seen order. */
+    /**
+     * The last result of each (scale, workload, phase, engine, codec), by engine, a scale's default
+     * before its variants, and otherwise in first-seen order.
+     */
     private static List<PhaseResult> latest(List<PhaseResult> all) {
         Map<String, PhaseResult> m = new LinkedHashMap<>();
         for (PhaseResult r : all) {
-            m.put(r.workload() + "/" + r.phase() + "/" + r.engine() + "/" + r.codec(), r);
+            m.put(r.scale() + "/" + r.workload() + "/" + r.phase() + "/" + r.engine() + "/" + r.codec(), r);
         }
         List<PhaseResult> out = new ArrayList<>(m.values());
-        out.sort((a, b) -> Integer.compare(rank(a.engine()), rank(b.engine())));
+        out.sort(Comparator.comparingInt((PhaseResult r) -> rank(r.engine()))
+                .thenComparing(r -> !Scale.variant(r.scale()).isEmpty()));
         return out;
     }
 
@@ -147,28 +180,67 @@ public final class Report {
     private record Column(String name, Function<PhaseResult, String> value) {
     }
 
-    private static List<Column> writeColumns() {
-        return List.of(new Column("engine", PhaseResult::engine), new Column("codec", PhaseResult::codec),
-                new Column("rows", r -> String.format(Locale.ROOT, "%,d", r.rows())), new Column("rows/s", r -> fmt(r.rowsPerSec())),
-                new Column("terminal rows/s", r -> fmt(r.terminalRowsPerSec())),
-                new Column("p50 ms", r -> fmt(r.p50Micros() / 1e3)), new Column("p99 ms", r -> fmt(r.p99Micros() / 1e3)),
-                new Column("p99.9 ms", r -> fmt(r.p999Micros() / 1e3)), new Column("write amp", r -> amp(r.writeAmp())),
-                new Column("space amp", r -> amp(r.spaceAmp())), new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)),
-                new Column("CPU s/M rows", r -> fmt(r.cpuSecPerMillionRows())),
-                new Column("peak heap MiB", r -> heap(r)), new Column("note", PhaseResult::note));
+    /** The engine and {@code second} columns, then a scale column when {@code rows} hold several scales. */
+    private static List<Column> leading(List<PhaseResult> rows, Column second) {
+        List<Column> c = new ArrayList<>(List.of(new Column("engine", PhaseResult::engine), second));
+        if (distinct(rows, PhaseResult::scale).size() > 1) {
+            c.add(new Column("scale", PhaseResult::scale));
+        }
+        return c;
     }
 
-    private static List<Column> readColumns(String rate, boolean mbps) {
-        List<Column> c = new ArrayList<>(List.of(new Column("engine", PhaseResult::engine),
-                new Column("phase", PhaseResult::phase), new Column("requests", r -> String.format(Locale.ROOT, "%,d", r.requests())),
-                new Column(rate, r -> fmt(r.rowsPerSec()))));
+    private static List<Column> writeColumns(List<PhaseResult> rows) {
+        List<Column> c = leading(rows, new Column("codec", PhaseResult::codec));
+        c.addAll(List.of(new Column("rows", r -> count(r.rows())), new Column("rows/s", r -> fmt(r.rowsPerSec())),
+                new Column("terminal rows/s", r -> fmt(r.terminalRowsPerSec())),
+                ratio("terminal ÷ RocksDB", rows, PhaseResult::terminalRowsPerSec, Report::sameAsRocksDb),
+                new Column("p50 ms", r -> fmt(r.p50Micros() / 1e3)),
+                new Column("p99 ms", r -> fmt(r.p99Micros() / 1e3)),
+                new Column("p99.9 ms", r -> fmt(r.p999Micros() / 1e3)),
+                new Column("max ms", r -> fmt(r.maxMicros() / 1e3)),
+                new Column("write amp", r -> amp(r.writeAmp())), new Column("space amp", r -> amp(r.spaceAmp())),
+                new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)),
+                new Column("CPU s/M rows", r -> fmt(r.cpuSecPerMillionRows())),
+                new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
+                new Column("note", PhaseResult::note)));
+        return c;
+    }
+
+    /**
+     * Columns of the time-series table: rates with their ratio to the engine's own one-thread rate
+     * and to RocksDB's with as many threads; latency per transaction.
+     */
+    private static List<Column> timeSeriesColumns(List<PhaseResult> rows) {
+        List<Column> c = leading(rows, new Column("codec", PhaseResult::codec));
+        c.addAll(List.of(new Column("threads", r -> Integer.toString(TimeSeriesWorkload.threads(r))),
+                new Column("rows", r -> count(r.rows())), new Column("rows/s", r -> fmt(r.rowsPerSec())),
+                ratio("rows/s ÷ 1 thread", rows, PhaseResult::rowsPerSec,
+                        (r, o) -> o.engine().equals(r.engine()) && o.scale().equals(r.scale())
+                                && TimeSeriesWorkload.threads(o) == 1),
+                ratio("rows/s ÷ RocksDB", rows, PhaseResult::rowsPerSec, Report::sameAsRocksDb),
+                new Column("terminal rows/s", r -> fmt(r.terminalRowsPerSec())),
+                new Column("p50 ms", r -> fmt(r.p50Micros() / 1e3)),
+                new Column("p99 ms", r -> fmt(r.p99Micros() / 1e3)),
+                new Column("max ms", r -> fmt(r.maxMicros() / 1e3)), new Column("write amp", r -> amp(r.writeAmp())),
+                new Column("space amp", r -> amp(r.spaceAmp())),
+                new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)),
+                new Column("CPU s/M rows", r -> fmt(r.cpuSecPerMillionRows())),
+                new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
+                new Column("note", PhaseResult::note)));
+        return c;
+    }
+
+    private static List<Column> readColumns(List<PhaseResult> rows, String rate, boolean mbps) {
+        List<Column> c = leading(rows, new Column("phase", PhaseResult::phase));
+        c.addAll(List.of(new Column("requests", r -> count(r.requests())), new Column(rate, r -> fmt(r.rowsPerSec()))));
         if (mbps) {
             c.add(new Column("MB/s", r -> fmt(r.mbPerSec())));
         }
         c.addAll(List.of(new Column("p50 us", r -> fmt(r.p50Micros())), new Column("p99 us", r -> fmt(r.p99Micros())),
                 new Column("p99.9 us", r -> fmt(r.p999Micros())),
                 new Column("CPU s/M rows", r -> fmt(r.cpuSecPerMillionRows())),
-                new Column("peak heap MiB", r -> heap(r)), new Column("note", PhaseResult::note)));
+                new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
+                new Column("note", PhaseResult::note)));
         return c;
     }
 
@@ -180,7 +252,26 @@ public final class Report {
                 new Column("load MB/s", r -> fmt(r.mbPerSec())), new Column("rows/s", r -> fmt(r.rowsPerSec())),
                 new Column("p99 ms", r -> fmt(r.p99Micros() / 1e3)), new Column("write amp", r -> amp(r.writeAmp())),
                 new Column("CPU s/M rows", r -> fmt(r.cpuSecPerMillionRows())),
-                new Column("peak heap MiB", r -> heap(r)), new Column("note", PhaseResult::note));
+                new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
+                new Column("note", PhaseResult::note));
+    }
+
+    /**
+     * A column of {@code f} of each row divided by {@code f} of the row of {@code rows} that
+     * {@code base} picks for it, e.g. {@code 1.25x}; n/a when there is none.
+     */
+    private static Column ratio(String name, List<PhaseResult> rows, ToDoubleFunction<PhaseResult> f,
+            BiPredicate<PhaseResult, PhaseResult> base) {
+        return new Column(name, r -> rows.stream().filter(o -> base.test(r, o)).findFirst()
+                .map(o -> f.applyAsDouble(r) / f.applyAsDouble(o))
+                .filter(Double::isFinite)
+                .map(x -> String.format(Locale.ROOT, "%.2fx", x))
+                .orElse("n/a"));
+    }
+
+    /** Whether {@code o} is RocksDB's result of {@code r}'s phase and scale. */
+    private static boolean sameAsRocksDb(PhaseResult r, PhaseResult o) {
+        return o.engine().equals("rocksdb") && o.scale().equals(r.scale()) && o.phase().equals(r.phase());
     }
 
     private static String table(List<PhaseResult> rows, List<Column> cols) {
@@ -191,8 +282,7 @@ public final class Report {
         StringBuilder rule = new StringBuilder("|");
         for (Column c : cols) {
             b.append(' ').append(c.name()).append(" |");
-            rule.append(c.name().equals("engine") || c.name().equals("phase") || c.name().equals("codec")
-                    || c.name().equals("note") ? "---|" : "---:|");
+            rule.append(List.of("engine", "phase", "codec", "scale", "note").contains(c.name()) ? "---|" : "---:|");
         }
         b.append('\n').append(rule).append('\n');
         for (PhaseResult r : rows) {
@@ -222,6 +312,41 @@ public final class Report {
             }
         }
         Charts.bars(png, title, yLabel, groups, engines, v);
+    }
+
+    /** Bars of the overall and terminal rows/s per engine, for each scale of {@code rows}. */
+    private static void rateBars(Path png, String title, String yLabel, List<PhaseResult> rows) throws IOException {
+        List<String> scales = distinct(rows, PhaseResult::scale);
+        List<String> groups = new ArrayList<>();
+        List<ToDoubleFunction<PhaseResult>> figures = new ArrayList<>();
+        for (String sc : scales) {
+            String suffix = scales.size() > 1 ? " (" + sc + ")" : "";
+            groups.add("overall" + suffix);
+            figures.add(r -> r.scale().equals(sc) ? r.rowsPerSec() : Double.NaN);
+            groups.add("terminal" + suffix);
+            figures.add(r -> r.scale().equals(sc) ? r.terminalRowsPerSec() : Double.NaN);
+        }
+        bars(png, title, yLabel, rows, groups, figures);
+    }
+
+    /**
+     * The variants among the scales of {@code rows} as series and chart name infixes: always the
+     * default ({@code ""}), then e.g. {@code "-small"}.
+     */
+    private static List<String> variants(List<PhaseResult> rows) {
+        List<String> out = new ArrayList<>(List.of(""));
+        for (PhaseResult r : rows) {
+            String v = Scale.variant(r.scale());
+            if (!v.isEmpty() && !out.contains("-" + v)) {
+                out.add("-" + v);
+            }
+        }
+        return out;
+    }
+
+    /** A chart title's note on the variant infix {@code v}. */
+    private static String cache(String v) {
+        return v.isEmpty() ? "" : " (" + v.substring(1) + " cache)";
     }
 
     /** Bars of rows/s per phase (groups) and engine (series). */
@@ -264,6 +389,10 @@ public final class Report {
         }
         double a = Math.abs(v);
         return String.format(Locale.ROOT, a >= 100 ? "%,.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.3f", v);
+    }
+
+    private static String count(long n) {
+        return String.format(Locale.ROOT, "%,d", n);
     }
 
     private static String heap(PhaseResult r) {

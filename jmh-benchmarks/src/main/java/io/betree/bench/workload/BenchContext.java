@@ -59,6 +59,15 @@ public record BenchContext(String engine, Codec codec, Scale scale, boolean sync
         return new EngineSettings(scale.budgetBytes(), codec, sync);
     }
 
+    /**
+     * The name of this engine's series of {@code workload}: {@code <workload>-<engine>}, with the
+     * scale's variant in between for a small-cache preset ({@code insert-small-rocksdb}).
+     */
+    public String seriesName(String workload) {
+        String variant = scale.variant();
+        return workload + "-" + (variant.isEmpty() ? "" : variant + "-") + engine;
+    }
+
     /** The directory of this engine's store for {@code dataset}. */
     public Path storeDir(String dataset) {
         return dataDir.resolve(engine).resolve(dataset);

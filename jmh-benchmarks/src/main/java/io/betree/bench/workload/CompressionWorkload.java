@@ -51,7 +51,7 @@ public final class CompressionWorkload {
             r = new PhaseResult(sc.name(), "compression", "load-" + ctx.codec().algorithm(), ctx.engine(),
                     ctx.codec().algorithm(), batches, count, seconds, logical, probe.bytesWritten(), disk, logical,
                     probe.cpuSeconds(), probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99),
-                    latencies.micros(99.9), Double.NaN, note);
+                    latencies.micros(99.9), latencies.maxMicros(), Double.NaN, note);
         } finally {
             e.close();
         }

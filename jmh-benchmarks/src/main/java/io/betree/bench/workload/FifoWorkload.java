@@ -51,7 +51,7 @@ public final class FifoWorkload {
             long[] headId = new long[1];
             Probe probe = Probe.start();
             int done = 0;
-            try (Series s = new Series(ctx.results().series("fifo-" + ctx.engine()), "elapsed_s", "rows_inserted",
+            try (Series s = new Series(ctx.results().series(ctx.seriesName("fifo")), "elapsed_s", "rows_inserted",
                     "rows_deleted", "rows_per_s", "disk_mib", "head_read_us")) {
                 while (done < batches) {
                     long t0 = System.nanoTime();
@@ -101,10 +101,12 @@ public final class FifoWorkload {
             churn = new PhaseResult(sc.name(), "fifo", "fifo", ctx.engine(), ctx.codec().algorithm(), done, rows,
                     seconds, rows * (IiBench.ROW_BYTES + IiBench.DELETE_BYTES), probe.bytesWritten(), disk, live,
                     probe.cpuSeconds(), probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99),
-                    latencies.micros(99.9), InsertWorkload.terminalRate(batchEnd, done, rows), note);
+                    latencies.micros(99.9), latencies.maxMicros(),
+                    InsertWorkload.terminalRate(batchEnd, done, rows, IiBench.BATCH_ROWS), note);
             head = new PhaseResult(sc.name(), "fifo", "fifo-head", ctx.engine(), ctx.codec().algorithm(),
                     headLatencies.count(), headLatencies.count(), headNanos / 1e9, 0, -1, disk, live, Double.NaN,
-                    0, headLatencies.micros(50), headLatencies.micros(99), headLatencies.micros(99.9), Double.NaN,
+                    0, headLatencies.micros(50), headLatencies.micros(99), headLatencies.micros(99.9),
+                    headLatencies.maxMicros(), Double.NaN,
                     String.format(java.util.Locale.ROOT, "head read first %.0f us, last %.0f us, after %d deletes",
                             firstHead, lastHead, rows));
         } finally {

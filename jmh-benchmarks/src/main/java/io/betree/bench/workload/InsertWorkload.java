@@ -70,7 +70,7 @@ public final class InsertWorkload {
             Probe probe = Probe.start();
             long id = 1;
             int done = 0;
-            try (Series s = new Series(ctx.results().series("insert-" + ctx.engine()), "elapsed_s", "rows",
+            try (Series s = new Series(ctx.results().series(ctx.seriesName("insert")), "elapsed_s", "rows",
                     "rows_per_s", "disk_mib", "written_mib")) {
                 long lastNanos = 0;
                 long lastRows = 0;
@@ -103,7 +103,8 @@ public final class InsertWorkload {
             r = new PhaseResult(sc.name(), "insert", "insert", ctx.engine(), ctx.codec().algorithm(), done, rows,
                     seconds, rows * IiBench.ROW_BYTES, probe.bytesWritten(), disk, rows * IiBench.ROW_BYTES,
                     probe.cpuSeconds(), probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99),
-                    latencies.micros(99.9), terminalRate(batchEnd, done, rows), note);
+                    latencies.micros(99.9), latencies.maxMicros(),
+                    terminalRate(batchEnd, done, rows, IiBench.BATCH_ROWS), note);
         } finally {
             e.close();
         }
@@ -118,16 +119,16 @@ public final class InsertWorkload {
     }
 
     /**
-     * Rows per second over the last 10% of the batches, given each batch's end time; every batch
-     * but the last holds {@link IiBench#BATCH_ROWS} rows.
+     * Rows per second over the last 10% of the batches, given each batch's end time (ascending);
+     * every batch but the last holds {@code batchRows} rows.
      */
-    static double terminalRate(long[] batchEnd, int done, long rows) {
+    static double terminalRate(long[] batchEnd, int done, long rows, int batchRows) {
         if (done == 0) {
             return Double.NaN;
         }
         int first = Math.min(done - 1, (int) Math.floor(done * 0.9));
         long before = first == 0 ? 0 : batchEnd[first - 1];
-        long rowsBefore = (long) first * IiBench.BATCH_ROWS;
+        long rowsBefore = (long) first * batchRows;
         return (rows - rowsBefore) / ((batchEnd[done - 1] - before) / 1e9);
     }
 }

@@ -2,7 +2,10 @@ package io.betree.bench.workload;
 
 import org.HdrHistogram.Histogram;
 
-/** Request latencies of one phase, in an HdrHistogram of nanoseconds (3 significant digits). */
+/**
+ * Request latencies of one phase, in an HdrHistogram of nanoseconds (3 significant digits). Not
+ * thread-safe: a phase with several client threads gives each its own and {@link #add}s them up.
+ */
 public final class Latencies {
     private final Histogram histogram = new Histogram(3);
 
@@ -11,10 +14,20 @@ public final class Latencies {
         histogram.recordValue(Math.max(1, nanos));
     }
 
+    /** Adds every request recorded in {@code other}. */
+    public void add(Latencies other) {
+        histogram.add(other.histogram);
+    }
+
     /** The latency at {@code percentile} (0-100) in microseconds; NaN when nothing was recorded. */
     public double micros(double percentile) {
         return histogram.getTotalCount() == 0 ? Double.NaN
                 : histogram.getValueAtPercentile(percentile) / 1000.0;
+    }
+
+    /** The slowest request in microseconds; NaN when nothing was recorded. */
+    public double maxMicros() {
+        return histogram.getTotalCount() == 0 ? Double.NaN : histogram.getMaxValue() / 1000.0;
     }
 
     /** Requests recorded. */

@@ -120,7 +120,7 @@ public final class ReadWorkload {
         String phase = kind + "-" + (note.startsWith("warm") ? "warm" : "cold");
         return new PhaseResult(sc.name(), workload, phase, ctx.engine(), ctx.codec().algorithm(), requests, rowsRead,
                 seconds, bytes[0], -1, e.diskBytes(), rows * IiBench.ROW_BYTES, probe.cpuSeconds(),
-                probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99), latencies.micros(99.9), Double.NaN,
-                note);
+                probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99), latencies.micros(99.9),
+                latencies.maxMicros(), Double.NaN, note);
     }
 }

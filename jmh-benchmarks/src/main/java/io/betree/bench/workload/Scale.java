@@ -3,8 +3,10 @@ package io.betree.bench.workload;
 /**
  * The size of a benchmark run. Three presets: {@code tiny} (the JUnit smoke test), {@code smoke}
  * (run.sh smoke, seconds per engine) and {@code full} (a data set ten times or more the cache,
- * minutes per engine). Any field can be overridden with a system property {@code bench.<field>},
- * for example {@code -Dbench.insertRows=50000000}.
+ * minutes per engine). {@code smoke-small} and {@code full-small} are their small-cache variants,
+ * run for iiBench and Delete-FIFO only: {@code full-small} gives each engine 64 MiB and loads 28 M
+ * rows (a 28 M-row queue for the FIFO). Any field can be overridden with a system property
+ * {@code bench.<field>}, for example {@code -Dbench.insertRows=50000000}.
  *
  * @param name the preset's name
  * @param budgetBytes each engine's memory budget: cache plus write buffers
@@ -19,34 +21,61 @@ package io.betree.bench.workload;
  * @param mediumScans 10,000-row scans per phase
  * @param compressBytes logical bytes of log rows loaded per codec
  * @param compressMaxSeconds time cap of one compression load
+ * @param timeSeriesSteps time steps of the time-series insert, 1,000 rows (one per sensor) each
+ * @param timeSeriesMaxSeconds time cap of one time-series insert
  */
 public record Scale(String name, long budgetBytes, long insertRows, long insertMaxSeconds, long fifoQueueRows,
         long fifoChurnRows, long fifoMaxSeconds, long fifoHeadReads, long lookups, long shortScans, long mediumScans,
-        long compressBytes, long compressMaxSeconds) {
+        long compressBytes, long compressMaxSeconds, long timeSeriesSteps, long timeSeriesMaxSeconds) {
 
     /** The preset {@code name} with any {@code bench.*} system property overrides applied. */
     public static Scale named(String name) {
         Scale s;
         switch (name) {
             case "tiny":
-                s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 2_000, 200, 5, 2L << 20, 60);
+                s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 2_000, 200, 5, 2L << 20, 60, 40,
+                        60);
                 break;
             case "smoke":
-                s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60);
+                s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60, 100,
+                        60);
+                break;
+            case "smoke-small":
+                // betree's smallest cache (8 of its 4 MiB nodes): at this scale the variant only
+                // proves that the small-cache runs work.
+                s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 5_000, 500, 10, 8L << 20, 60, 100,
+                        60);
                 break;
             case "full":
                 s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 300, 200, 20_000, 2_000,
-                        50, 1L << 30, 300);
+                        50, 1L << 30, 300, 10_000, 300);
+                break;
+            case "full-small":
+                s = new Scale(name, 64L << 20, 28_000_000, 600, 28_000_000, 10_000_000, 400, 200, 20_000, 2_000,
+                        50, 1L << 30, 300, 10_000, 300);
                 break;
             default:
-                throw new IllegalArgumentException("unknown scale '" + name + "'; known: tiny, smoke, full");
+                throw new IllegalArgumentException(
+                        "unknown scale '" + name + "'; known: tiny, smoke, smoke-small, full, full-small");
         }
         return new Scale(name, get("budgetBytes", s.budgetBytes), get("insertRows", s.insertRows),
                 get("insertMaxSeconds", s.insertMaxSeconds), get("fifoQueueRows", s.fifoQueueRows),
                 get("fifoChurnRows", s.fifoChurnRows), get("fifoMaxSeconds", s.fifoMaxSeconds),
                 get("fifoHeadReads", s.fifoHeadReads), get("lookups", s.lookups), get("shortScans", s.shortScans),
                 get("mediumScans", s.mediumScans), get("compressBytes", s.compressBytes),
-                get("compressMaxSeconds", s.compressMaxSeconds));
+                get("compressMaxSeconds", s.compressMaxSeconds), get("timeSeriesSteps", s.timeSeriesSteps),
+                get("timeSeriesMaxSeconds", s.timeSeriesMaxSeconds));
+    }
+
+    /** This preset's variant: {@code small} for the small-cache presets, empty otherwise. */
+    public String variant() {
+        return variant(name);
+    }
+
+    /** The variant of the preset called {@code name}: what follows its first '-', or empty. */
+    public static String variant(String name) {
+        int dash = name.indexOf('-');
+        return dash < 0 ? "" : name.substring(dash + 1);
     }
 
     private static long get(String field, long preset) {
