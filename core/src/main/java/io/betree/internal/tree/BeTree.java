@@ -252,12 +252,22 @@ public final class BeTree {
      * write applied before. Arguments are copied before this returns.
      */
     public void write(byte type, byte[] key, byte[] value, long msn) {
+        writeAll(List.of(new SingleWrite(type, key, value)), msn);
+    }
+
+    /**
+     * Applies a commit's writes to this tree, all with commit timestamp {@code msn}, which must
+     * exceed that of every write applied before; keys must be distinct. The locks are taken and
+     * the root pinned once per run of writes that go the same way (into the root's buffers, or
+     * down the sequential path), not once per write. Arguments are copied before this returns.
+     */
+    public void writeAll(List<? extends TreeWrite> writes, long msn) {
         long rootSize;
         writers.lock();
         try {
             checkUsable();
             try {
-                rootSize = applyWrite(type, key, value, msn);
+                rootSize = applyWrites(writes, msn);
             } catch (RuntimeException | Error e) {
                 recordFailure(e);
                 throw e;
@@ -298,8 +308,8 @@ public final class BeTree {
         }
     }
 
-    /** Writers lock held: appends the message; returns the root's size afterwards. */
-    private long applyWrite(byte type, byte[] key, byte[] value, long msn) {
+    /** Writers lock held: appends the messages, run by run; returns the root's size afterwards. */
+    private long applyWrites(List<? extends TreeWrite> writes, long msn) {
         if (!maxKeyKnown) {
             structure.readLock().lock();
             rootLatch.readLock().lock();
@@ -311,41 +321,79 @@ public final class BeTree {
                 structure.readLock().unlock();
             }
         }
-        boolean beyond = maxKey == null || Keys.compare(key, maxKey) > 0;
-        if (beyond && type == MessageType.DELETE) {
-            return 0; // No message or entry exists at or beyond this key: nothing to delete.
+        long rootSize = rootBytes;
+        int i = 0;
+        int n = writes.size();
+        while (i < n) {
+            i = beyondMaxKey(writes.get(i)) ? appendSequentialRun(writes, i, msn) : appendToRootRun(writes, i, msn);
+            rootSize = rootBytes;
         }
-        if (beyond) {
-            // The sequential path goes down to the rightmost leaf: it changes nodes below the root.
-            structure.writeLock().lock();
-            rootLatch.writeLock().lock();
-            try {
-                InternalNode root = store.pinRoot(rootBlock);
-                try {
-                    reshaper.appendRightmost(root, key, value, msn);
-                    maxKey = key.clone();
-                    root = reshaper.fixRoot(root, true, this::setRoot);
-                    return noteRootSize(root);
-                } finally {
-                    store.unpin(root, true);
-                }
-            } finally {
-                rootLatch.writeLock().unlock();
-                structure.writeLock().unlock();
-            }
-        }
+        return rootSize;
+    }
+
+    /** Whether {@code w}'s key lies beyond every key the tree holds or has pending. Writers lock held. */
+    private boolean beyondMaxKey(TreeWrite w) {
+        return maxKey == null || Keys.compare(w.key(), maxKey) > 0;
+    }
+
+    /**
+     * Writers lock held: the run of writes from {@code from} whose keys lie beyond every key so far.
+     * Puts go down the sequential path to the rightmost leaf, which changes nodes below the root;
+     * deletes there have nothing to delete. Returns where the run ended.
+     */
+    private int appendSequentialRun(List<? extends TreeWrite> writes, int from, long msn) {
+        structure.writeLock().lock();
         rootLatch.writeLock().lock();
         try {
             InternalNode root = store.pinRoot(rootBlock);
+            int i = from;
             try {
-                root.buffers.get(root.childFor(key)).append(type, msn, 0L, key, value);
-                return noteRootSize(root);
+                for (; i < writes.size() && beyondMaxKey(writes.get(i)); i++) {
+                    TreeWrite w = writes.get(i);
+                    if (w.type() == MessageType.DELETE) {
+                        continue;
+                    }
+                    reshaper.appendRightmost(root, w.key(), w.value(), msn);
+                    maxKey = w.key().clone();
+                    root = reshaper.fixRoot(root, true, this::setRoot);
+                }
+                noteRootSize(root);
+                return i;
+            } finally {
+                store.unpin(root, true);
+            }
+        } finally {
+            rootLatch.writeLock().unlock();
+            structure.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Writers lock held: the run of writes from {@code from} whose keys are not beyond every key,
+     * appended to the root's buffers under the root latch alone. Returns where the run ended.
+     */
+    private int appendToRootRun(List<? extends TreeWrite> writes, int from, long msn) {
+        rootLatch.writeLock().lock();
+        try {
+            InternalNode root = store.pinRoot(rootBlock);
+            int i = from;
+            try {
+                for (; i < writes.size() && !beyondMaxKey(writes.get(i)); i++) {
+                    TreeWrite w = writes.get(i);
+                    root.buffers.get(root.childFor(w.key())).append(w.type(), msn, 0L, w.key(), w.value());
+                }
+                noteRootSize(root);
+                return i;
             } finally {
                 store.unpin(root, true);
             }
         } finally {
             rootLatch.writeLock().unlock();
         }
+    }
+
+    /** A write given one at a time, through {@link #write}. */
+    private record SingleWrite(byte type, byte[] key, byte[] value) implements TreeWrite {
     }
 
     /** Has a flusher thread bring the root back within its size, unless one is queued already. */

@@ -200,9 +200,7 @@ public final class TransactionManager implements MvccHorizon {
             turns.await(tree, treeTurns[t]);
             try {
                 if (failed == null) {
-                    for (WriteOp op : byTree.get(t)) {
-                        op.apply(ts);
-                    }
+                    tree.writeAll(byTree.get(t), ts);
                 }
             } catch (RuntimeException | Error e) {
                 failed = e;
@@ -250,8 +248,8 @@ public final class TransactionManager implements MvccHorizon {
     public void recover(long ts, List<WriteOp> ops) {
         commitGate.lock();
         try {
-            for (WriteOp op : ops) {
-                op.apply(ts);
+            for (List<WriteOp> group : groupByTree(ops)) {
+                group.get(0).tree().writeAll(group, ts);
             }
             clock = Math.max(clock, ts);
             watermark.recovered(clock);

@@ -3,6 +3,7 @@ package io.betree.internal.txn;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MessageType;
+import io.betree.internal.tree.TreeWrite;
 import java.util.Objects;
 
 /**
@@ -14,7 +15,7 @@ import java.util.Objects;
  * @param key the key
  * @param value the value, or {@code null} for a delete
  */
-public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) {
+public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite {
 
     /** Checks the key is present and the type is one the log can record. */
     public WriteOp {
@@ -57,10 +58,5 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
             default:
                 throw new IllegalArgumentException("unknown op code " + op.type() + " for index " + op.indexId());
         }
-    }
-
-    /** Applies the write to its tree as a message with commit timestamp {@code ts}. */
-    void apply(long ts) {
-        tree.write(type, key, value, ts);
     }
 }
