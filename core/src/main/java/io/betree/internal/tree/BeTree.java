@@ -325,7 +325,17 @@ public final class BeTree {
         int i = 0;
         int n = writes.size();
         while (i < n) {
-            i = beyondMaxKey(writes.get(i)) ? appendSequentialRun(writes, i, msn) : appendToRootRun(writes, i, msn);
+            // The sequential path needs the structure lock, which a flusher holds through a whole
+            // flush step (tens of milliseconds): a writer that would wait appends to the root instead.
+            if (beyondMaxKey(writes.get(i)) && structure.writeLock().tryLock()) {
+                try {
+                    i = appendSequentialRun(writes, i, msn);
+                } finally {
+                    structure.writeLock().unlock();
+                }
+            } else {
+                i = appendToRootRun(writes, i, msn);
+            }
             rootSize = rootBytes;
         }
         return rootSize;
@@ -337,12 +347,11 @@ public final class BeTree {
     }
 
     /**
-     * Writers lock held: the run of writes from {@code from} whose keys lie beyond every key so far.
-     * Puts go down the sequential path to the rightmost leaf, which changes nodes below the root;
-     * deletes there have nothing to delete. Returns where the run ended.
+     * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
+     * every key so far. Puts go down the sequential path to the rightmost leaf, which changes nodes
+     * below the root; deletes there have nothing to delete. Returns where the run ended.
      */
     private int appendSequentialRun(List<? extends TreeWrite> writes, int from, long msn) {
-        structure.writeLock().lock();
         rootLatch.writeLock().lock();
         try {
             InternalNode root = store.pinRoot(rootBlock);
@@ -364,13 +373,14 @@ public final class BeTree {
             }
         } finally {
             rootLatch.writeLock().unlock();
-            structure.writeLock().unlock();
         }
     }
 
     /**
-     * Writers lock held: the run of writes from {@code from} whose keys are not beyond every key,
-     * appended to the root's buffers under the root latch alone. Returns where the run ended.
+     * Writers lock held: appends writes from {@code from} to the root's buffers under the root latch
+     * alone: the run whose keys are not beyond every key, or at least the first write (a key beyond
+     * every key is welcome in the root too; a put there raises the largest key, which also counts
+     * pending puts). Returns where the run ended.
      */
     private int appendToRootRun(List<? extends TreeWrite> writes, int from, long msn) {
         rootLatch.writeLock().lock();
@@ -378,8 +388,14 @@ public final class BeTree {
             InternalNode root = store.pinRoot(rootBlock);
             int i = from;
             try {
-                for (; i < writes.size() && !beyondMaxKey(writes.get(i)); i++) {
+                for (; i < writes.size() && (i == from || !beyondMaxKey(writes.get(i))); i++) {
                     TreeWrite w = writes.get(i);
+                    if (beyondMaxKey(w)) {
+                        if (w.type() == MessageType.DELETE) {
+                            continue; // nothing at or beyond this key to delete
+                        }
+                        maxKey = w.key().clone();
+                    }
                     root.buffers.get(root.childFor(w.key())).append(w.type(), msn, 0L, w.key(), w.value());
                 }
                 noteRootSize(root);
