@@ -423,9 +423,12 @@ public final class NodeCache {
             // A checkpoint that began during the write marked the entry again: its image must go
             // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer. A
             // pinned entry may be in the middle of a change, so it stays dirty as well.
-            if (victim.version == version && !victim.checkpointPending && victim.claim()) {
-                victim.dirty = false;
-                if (entries.get(victim.blockNumber()) == victim) {
+            // Claim before comparing versions: a writer that unpins between a comparison and the
+            // claim would otherwise have its change marked clean and dropped.
+            if (victim.claim()) {
+                if (victim.version == version && !victim.checkpointPending
+                        && entries.get(victim.blockNumber()) == victim) {
+                    victim.dirty = false;
                     remove(victim);
                     victim.releaseMemory();
                     evictions++;
@@ -531,9 +534,10 @@ public final class NodeCache {
             try {
                 writeBacks++;
                 CacheEntry e = image.entry();
-                if (e.version == image.version() && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e
-                        && e.claim()) {
-                    e.dirty = false;
+                if (e.ringIndex >= 0 && entries.get(e.blockNumber()) == e && e.claim()) {
+                    if (e.version == image.version()) { // compared under the claim, as in writeOut
+                        e.dirty = false;
+                    }
                     e.unclaim();
                 }
             } finally {
