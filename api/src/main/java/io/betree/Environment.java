@@ -250,6 +250,15 @@ public final class Environment implements AutoCloseable {
     }
 
     /**
+     * Nanoseconds commits of this environment have been held back since open because background
+     * flushing fell behind their writes (back-pressure: a short delay per commit first, a wait for
+     * the flushers only when they are far behind). Thread-safe; for monitoring and benchmarks.
+     */
+    public long writerWaitNanos() {
+        return engine.writerWaitNanos();
+    }
+
+    /**
      * @throws IllegalStateException if the environment is closed
      * @throws EnvironmentFailedException if an earlier failure left it unusable until reopened
      */

@@ -167,6 +167,15 @@ public final class NodeCache {
      * entries are evicted when the cache is over budget.
      */
     public void unpin(CacheEntry e, boolean modified) {
+        release(e, modified);
+        awaitRoom();
+    }
+
+    /**
+     * As {@link #unpin}, but never waits for the evictor: for a caller holding a latch that others
+     * wait on (the root's), which calls {@link #awaitRoom} once it has let go of it.
+     */
+    public void release(CacheEntry e, boolean modified) {
         if (e.pins() <= 0) {
             throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
         }
@@ -180,6 +189,13 @@ public final class NodeCache {
             e.version++;
         }
         e.releasePin();
+    }
+
+    /**
+     * Over budget, wakes the evictor; over the hard limit, waits until it has made room. Callers
+     * hold no latch that others wait on.
+     */
+    public void awaitRoom() {
         if (heldBytes() > budgetBytes) {
             lock.lock();
             try {

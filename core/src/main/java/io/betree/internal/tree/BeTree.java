@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -25,15 +23,17 @@ import java.util.function.Supplier;
  *
  * <p>Writers do work in proportion to their messages: a write appends to the root's buffer and
  * returns; when the root outgrows its size, a flusher thread ({@link FlushScheduler}) moves its
- * heaviest buffers down while writers go on appending. Only a root past twice its size makes the
- * writer flush itself (back-pressure), and the time writers spend so is counted.
+ * heaviest buffers down while writers go on appending. When the flushers fall behind, committed
+ * writers are slowed, then stopped, until they catch up ({@link #holdWritersBack}).
  *
  * <p>Thread-safe. Three locks, always taken in this order: {@code writers} serializes writes (the
  * commit pipeline already applies one commit at a time per tree); {@code structure} is shared by
  * readers and held exclusively by whatever changes nodes below the root (a flush step, a
  * sequential append, a root replacement); {@code rootLatch} guards the root node's contents and
  * {@code rootBlock}, so that a writer appending to the root and a flush working below it do not
- * wait for each other. Nodes are pinned while in use and unpinned before a method returns. After a
+ * wait for each other ({@link RootFlusher}). A writer never waits for the structure lock (it
+ * tries it, and appends to the root when it is taken), so that a checkpoint may hold the lock while
+ * it waits for commits in progress ({@link #withFlushesPaused}). Nodes are pinned while in use and unpinned before a method returns. After a
  * failure in the middle of a write or a flush (an I/O error while evicting, say) the in-memory tree
  * may be inconsistent, so the tree tells its {@link FailureListener} and refuses further use until
  * the environment is reopened.
@@ -45,28 +45,23 @@ public final class BeTree {
      * for them, while a flush applies them once and lets emptied basements and leaves go.
      */
     static final int TOMBSTONES_WORTH_A_FLUSH = 256;
-    /** Root size, in node sizes, past which a committed writer helps the flushers. */
-    private static final int BACK_PRESSURE_FACTOR = 2;
-    /** Root size, in node sizes, past which a write flushes before it returns, whoever calls. */
-    private static final int EMERGENCY_FACTOR = 4;
 
     private final NodeStore store;
     private volatile TreeConfig config;
     private final ReentrantLock writers = new ReentrantLock();
-    private final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
-    private final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
-    /** Whether a background flush of this tree is queued or running. */
-    private final AtomicBoolean flushQueued = new AtomicBoolean();
-    /** Nanoseconds writers spent flushing a root past its hard limit themselves. */
-    private final AtomicLong writerFlushNanos = new AtomicLong();
+    /** Package access for {@link RootFlusher} only. */
+    final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
+    /** Package access for {@link RootFlusher} only. */
+    final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
     private final Reshaper reshaper;
+    private final RootFlusher flusher;
     private final FailureListener failures;
     /** Written under the root latch's write side. */
     private volatile long rootBlock;
     /**
-     * The root's size as last seen under the root latch's write side (0 before the first write), so
-     * that deciding whether to flush takes no lock: a writer asking under the structure lock waited
-     * for whole flush steps of the flusher.
+     * The root's size as last seen under the root latch's write side (0 before the first write and
+     * while nothing is buffered), so that deciding whether to flush takes no lock: a writer asking
+     * under the structure lock waited for whole flush steps of the flusher.
      */
     private volatile long rootBytes;
     /** Guarded by {@code writers}. */
@@ -81,6 +76,7 @@ public final class BeTree {
         this.rootBlock = rootBlock;
         this.failures = failures;
         this.reshaper = new Reshaper(store, config, horizon);
+        this.flusher = new RootFlusher(this, store, reshaper);
     }
 
     /**
@@ -114,10 +110,35 @@ public final class BeTree {
     }
 
     /**
+     * Runs {@code action} while no flush step of {@code trees} runs: the steps in progress finish
+     * first, and flushers wait until it returns; writes that only append to the root go on, reads
+     * wait. A checkpoint takes this before it waits for a quiet point of the commit order and calls
+     * {@link #whileUnchanged} inside, so that commits do not wait out a flush step. Trees are paused
+     * in list order, so callers that pause overlapping sets must list them in the same order.
+     */
+    public static <T> T withFlushesPaused(List<BeTree> trees, Supplier<T> action) {
+        return withFlushesPaused(trees, 0, action);
+    }
+
+    private static <T> T withFlushesPaused(List<BeTree> trees, int from, Supplier<T> action) {
+        if (from == trees.size()) {
+            return action.get();
+        }
+        BeTree tree = trees.get(from);
+        tree.structure.writeLock().lock();
+        try {
+            return withFlushesPaused(trees, from + 1, action);
+        } finally {
+            tree.structure.writeLock().unlock();
+        }
+    }
+
+    /**
      * Runs {@code action} while none of {@code trees} changes: writes in progress finish first and
      * new ones wait until it returns; reads go on. A checkpoint uses it to capture every tree's
      * root and dirty nodes at one moment. Trees are paused in list order, so callers that pause
-     * overlapping sets must list them in the same order.
+     * overlapping sets must list them in the same order; a caller that holds the commit order
+     * should have paused the trees' flushes first ({@link #withFlushesPaused}).
      */
     public static <T> T whileUnchanged(List<BeTree> trees, Supplier<T> action) {
         return whileUnchanged(trees, 0, action);
@@ -176,6 +197,11 @@ public final class BeTree {
             structure.writeLock().unlock();
             writers.unlock();
         }
+    }
+
+    /** Whether the tree is neither closed nor failed. */
+    boolean usable() {
+        return !closed && failure == null;
     }
 
     private void checkUsable() {
@@ -275,43 +301,45 @@ public final class BeTree {
         } finally {
             writers.unlock();
         }
-        int nodeSize = config.nodeSize();
-        if (rootSize > (long) EMERGENCY_FACTOR * nodeSize) {
-            // A caller that never calls relieveBackPressure (a tool, a test) still cannot grow
-            // the root without bound.
-            relieve(nodeSize);
-        } else if (rootSize > nodeSize) {
+        if (rootSize > config.nodeSize()) {
             flushInBackground();
         }
     }
 
     /**
-     * Back-pressure: when the flushers have fallen behind (the root past twice its size), the
-     * calling writer flushes until the root fits again. The commit pipeline calls it after its
-     * commit is visible, so that no other commit waits for this one while it helps; the time spent
-     * is counted ({@link #writerFlushNanos}).
+     * Back-pressure: when the flushers have fallen behind on any of {@code trees} (a root past
+     * twice its size), delays the calling writer, longer the fuller the roots, and past four times
+     * their size until the flushers have caught up (see {@link BackPressure}). Writers call it after
+     * their commit is visible, holding no lock, so that nobody waits for them meanwhile; it never
+     * flushes on the caller's thread. Returns the nanoseconds the caller waited.
      */
-    public void relieveBackPressure() {
-        if (overSize(BACK_PRESSURE_FACTOR)) {
-            relieve(config.nodeSize());
-        }
+    public static long holdWritersBack(List<BeTree> trees) {
+        return BackPressure.PROCESS.holdBack(trees);
     }
 
-    private void relieve(int nodeSize) {
-        long start = System.nanoTime();
-        try {
-            while (flushStep()) {
-                // One buffer per step; readers and the flusher get the locks in between.
-            }
-        } finally {
-            writerFlushNanos.addAndGet(System.nanoTime() - start);
-        }
+    /** Has a flusher thread bring the root back within its size, unless one is queued already. */
+    void flushInBackground() {
+        flusher.flushInBackground();
+    }
+
+    /**
+     * One flush step on the caller's thread: moves the root's heaviest buffer down if the root is
+     * over its size; returns whether it still is. For tests that want no flush left to do.
+     */
+    boolean flushStep() {
+        return flusher.flushStep(null);
+    }
+
+    /** The root's size in node sizes, 0 when nothing is buffered in it, the tree is closed or failed. */
+    double rootFullness() {
+        return closed || failure != null ? 0 : (double) rootBytes / config.nodeSize();
     }
 
     /** Writers lock held: appends the messages, run by run; returns the root's size afterwards. */
     private long applyWrites(List<? extends TreeWrite> writes, long msn) {
-        if (!maxKeyKnown) {
-            structure.readLock().lock();
+        if (!maxKeyKnown && structure.readLock().tryLock()) {
+            // Never waits for the structure lock: a checkpoint may hold it while it waits for this
+            // commit to be applied. Until the largest key is known, every write goes to the root.
             rootLatch.readLock().lock();
             try {
                 maxKey = reshaper.maxKey(rootBlock);
@@ -341,9 +369,12 @@ public final class BeTree {
         return rootSize;
     }
 
-    /** Whether {@code w}'s key lies beyond every key the tree holds or has pending. Writers lock held. */
+    /**
+     * Whether {@code w}'s key is known to lie beyond every key the tree holds or has pending.
+     * Writers lock held.
+     */
     private boolean beyondMaxKey(TreeWrite w) {
-        return maxKey == null || Keys.compare(w.key(), maxKey) > 0;
+        return maxKeyKnown && (maxKey == null || Keys.compare(w.key(), maxKey) > 0);
     }
 
     /**
@@ -401,10 +432,11 @@ public final class BeTree {
                 noteRootSize(root);
                 return i;
             } finally {
-                store.unpin(root, true);
+                store.release(root, true);
             }
         } finally {
             rootLatch.writeLock().unlock();
+            store.awaitRoom();
         }
     }
 
@@ -412,126 +444,23 @@ public final class BeTree {
     private record SingleWrite(byte type, byte[] key, byte[] value) implements TreeWrite {
     }
 
-    /** Has a flusher thread bring the root back within its size, unless one is queued already. */
-    void flushInBackground() {
-        if (flushQueued.compareAndSet(false, true)) {
-            FlushScheduler.submit(this::flushWhileOverfull);
-        }
-    }
-
-    /** A flusher's task: flush steps until the root fits; asks again if it outgrew meanwhile. */
-    private void flushWhileOverfull() {
-        try {
-            while (flushStep()) {
-                // One buffer per step, so that readers and sequential writers get the lock between.
-            }
-        } catch (RuntimeException | Error e) {
-            // Already reported through the failure listener; the next call on the tree throws.
-            return;
-        } finally {
-            flushQueued.set(false);
-        }
-        if (overSize(1)) {
-            flushInBackground();
-        }
-    }
-
-    /** Whether the root is over {@code factor} times its size (false once closed or failed). */
-    private boolean overSize(int factor) {
-        long bytes = rootBytes;
-        return !closed && failure == null && bytes > (long) factor * config.nodeSize();
-    }
-
-    /** Root latch's write side held: records the root's size for {@link #overSize}; returns it. */
-    private long noteRootSize(InternalNode root) {
-        long bytes = root.size();
+    /**
+     * Root latch's write side held: records the root's size for {@link #rootFullness} (0 when
+     * nothing is buffered, as flushing could not make it smaller); returns it.
+     */
+    long noteRootSize(InternalNode root) {
+        long bytes = root.bufferedBytes() == 0 ? 0 : root.size();
         rootBytes = bytes;
         return bytes;
     }
 
-    /**
-     * Moves the root's heaviest buffer down, if the root is over its size: the buffer is taken out
-     * under the root latch, pushed into the child (and on down as sizes require) with only the
-     * structure lock, so writers keep appending to the root, and the child's shape is repaired
-     * under the latch again. Returns whether the root is still over its size.
-     */
-    boolean flushStep() {
-        structure.writeLock().lock();
-        try {
-            if (closed || failure != null) {
-                return false;
-            }
-            try {
-                return flushHeaviest();
-            } catch (RuntimeException | Error e) {
-                recordFailure(e);
-                throw e;
-            }
-        } finally {
-            structure.writeLock().unlock();
-        }
-    }
-
-    /** Structure lock held: one flush step of {@link #flushStep}. */
-    private boolean flushHeaviest() {
-        InternalNode root;
-        int i;
-        MessageBuffer batch;
-        CacheEntry child;
-        rootLatch.writeLock().lock();
-        try {
-            root = store.pinRoot(rootBlock);
-            if (noteRootSize(root) <= config.nodeSize() || root.bufferedBytes() == 0) {
-                store.unpin(root, false);
-                return false;
-            }
-            i = root.heaviestChild();
-            batch = reshaper.detach(root, i);
-            try {
-                child = store.pinChild(root, i);
-            } catch (RuntimeException | Error e) {
-                batch.release();
-                store.unpin(root, true);
-                throw e;
-            }
-        } finally {
-            rootLatch.writeLock().unlock();
-        }
-        // The root stays pinned; its child list cannot change, since that takes the structure lock.
-        boolean consumed = false;
-        try {
-            reshaper.pushInto(child, batch, null);
-            rootLatch.writeLock().lock();
-            try {
-                consumed = true;
-                reshaper.fixChild(root, i, child, false);
-                root = reshaper.fixRoot(root, false, this::setRoot);
-                return noteRootSize(root) > config.nodeSize();
-            } finally {
-                store.unpin(root, true);
-                rootLatch.writeLock().unlock();
-            }
-        } finally {
-            batch.release();
-            if (!consumed) {
-                store.unpin(child, true);
-                store.unpin(root, true);
-            }
-        }
-    }
-
     /** Records a failure that may have left the tree inconsistent. */
-    private void recordFailure(Throwable e) {
+    void recordFailure(Throwable e) {
         failure = e;
         failures.failed(e);
     }
 
-    /** Nanoseconds writers have spent flushing themselves because the root passed twice its size. */
-    public long writerFlushNanos() {
-        return writerFlushNanos.get();
-    }
-
-    private void setRoot(long block) {
+    void setRoot(long block) {
         rootBlock = block;
     }
 
@@ -577,34 +506,9 @@ public final class BeTree {
             structure.readLock().unlock();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
-            flushPath(from);
+            flusher.flushPathInBackground(from);
         }
         return batch;
     }
 
-    /**
-     * Pushes the pending messages on the path to {@code key} down to its leaf (see
-     * {@link Reshaper#flushPath}). A write: it takes the tree's write lock.
-     */
-    private void flushPath(byte[] key) {
-        structure.writeLock().lock();
-        rootLatch.writeLock().lock();
-        try {
-            checkUsable();
-            InternalNode root = store.pinRoot(rootBlock);
-            try {
-                reshaper.flushPath(root, key);
-                root = reshaper.fixRoot(root, false, this::setRoot);
-                noteRootSize(root);
-            } catch (RuntimeException | Error e) {
-                recordFailure(e);
-                throw e;
-            } finally {
-                store.unpin(root, true);
-            }
-        } finally {
-            rootLatch.writeLock().unlock();
-            structure.writeLock().unlock();
-        }
-    }
 }

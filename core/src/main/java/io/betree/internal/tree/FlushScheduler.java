@@ -7,9 +7,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The flusher threads, shared by every tree of every environment in the process: a stream
  * processor may open hundreds of stores, and they must not each bring threads of their own. A
- * tree whose root has outgrown its size asks for a flush ({@link BeTree#flushInBackground}); a
- * flusher then moves the root's heaviest buffers down, one step at a time, while writers go on
- * appending to the root.
+ * tree whose root has outgrown its size asks for a flush ({@link RootFlusher}); a flusher then
+ * moves the root's heaviest buffers down, one step at a time, while writers go on appending to
+ * the root.
  *
  * <p>Threads are daemons, started on demand and ended after a minute idle. There are as many as
  * cores less one (at least one), so that writers keep a core.

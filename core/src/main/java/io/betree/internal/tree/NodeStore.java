@@ -87,6 +87,16 @@ final class NodeStore {
         cache.unpin(e, modified);
     }
 
+    /** Unpins without waiting for room; see {@link NodeCache#release}. */
+    void release(CacheEntry e, boolean modified) {
+        cache.release(e, modified);
+    }
+
+    /** Waits, if the cache is over its hard limit, until the evictor has made room. */
+    void awaitRoom() {
+        cache.awaitRoom();
+    }
+
     private CacheEntry load(long block, ByteBuf data) {
         byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
         try {

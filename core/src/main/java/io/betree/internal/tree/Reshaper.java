@@ -42,18 +42,9 @@ final class Reshaper {
     }
 
     /**
-     * Pushes every pending message on the path to {@code key} down to the leaf that holds it, top
-     * down, each level's buffer for the path in one batch, repairing the shape of each node on the
-     * way back up. Reads that step over many pending deletes call it, so that the deletes are
-     * applied to the basements once instead of being skipped by every read after.
-     */
-    void flushPath(InternalNode root, byte[] key) {
-        flushChild(root, root.childFor(key), key);
-    }
-
-    /**
      * As {@link #flushChild(InternalNode, int)}; with a {@code toward} key, then goes on down the
-     * child's path to that key (before repairing the child, whose shape that may change).
+     * child's path to that key (before repairing the child, whose shape that may change): a read
+     * that stepped over many pending deletes has its path flushed so, applying them once.
      */
     private void flushChild(InternalNode parent, int i, byte[] toward) {
         MessageBuffer batch = detach(parent, i);
@@ -75,14 +66,14 @@ final class Reshaper {
     }
 
     /**
-     * Takes buffer {@code i} out of {@code parent}, leaving an empty one, and returns it sorted; the
-     * caller releases it. The first step of a flush, and the only one that changes the parent's
-     * buffers: a background flush takes it under the root latch and does the rest without.
+     * Takes buffer {@code i} out of {@code parent}, leaving an empty one, and returns it (unsorted:
+     * {@link #pushInto} sorts it); the caller releases it. The first step of a flush, and the only
+     * one that changes the parent's buffers: a background flush takes it under the root latch and
+     * does the rest without.
      */
     MessageBuffer detach(InternalNode parent, int i) {
         MessageBuffer batch = parent.buffers.get(i);
         parent.buffers.set(i, new MessageBuffer(store.memory()));
-        batch.consolidate();
         return batch;
     }
 
@@ -93,6 +84,7 @@ final class Reshaper {
      * shape is repaired by its parent ({@link #fixChild}) afterwards.
      */
     void pushInto(CacheEntry child, MessageBuffer batch, byte[] toward) {
+        batch.consolidate();
         if (child instanceof LeafNode) {
             applyToLeaf((LeafNode) child, batch, 0, batch.count());
             return;
@@ -254,11 +246,7 @@ final class Reshaper {
         List<byte[]> separators = new ArrayList<>();
         List<CacheEntry> pieces = new ArrayList<>();
         try {
-            if (child instanceof LeafNode) {
-                splitLeaf((LeafNode) child, sequential && i == parent.children.size() - 1, separators, pieces);
-            } else {
-                splitInternal((InternalNode) child, separators, pieces);
-            }
+            splitOff(child, sequential && i == parent.children.size() - 1, separators, pieces);
             if (!pieces.isEmpty()) {
                 insertChildren(parent, i, separators, pieces);
             }
@@ -267,11 +255,31 @@ final class Reshaper {
                 store.unpin(p, true);
             }
         }
-        if (pieces.isEmpty() && underfull(child) && parent.children.size() > 1) {
+        if (pieces.isEmpty() && shouldMerge(parent, child)) {
             mergeWithSibling(parent, i, child);
         } else {
             store.unpin(child, true);
         }
+    }
+
+    /**
+     * The half of {@link #fixChild} that touches only the child: an oversized {@code child} keeps its
+     * first part and gives the rest to new nodes, added pinned to {@code pieces}, with the keys that
+     * separate them in {@code separators}; {@link #insertChildren} then links them into the parent.
+     * A {@code sequentialRightmost} leaf splits off only its last basement, as sequential inserts
+     * never return to the others.
+     */
+    void splitOff(CacheEntry child, boolean sequentialRightmost, List<byte[]> separators, List<CacheEntry> pieces) {
+        if (child instanceof LeafNode) {
+            splitLeaf((LeafNode) child, sequentialRightmost, separators, pieces);
+        } else {
+            splitInternal((InternalNode) child, separators, pieces);
+        }
+    }
+
+    /** Whether child {@code child} of {@code parent}, which did not split, should merge with a neighbour. */
+    boolean shouldMerge(InternalNode parent, CacheEntry child) {
+        return underfull(child) && parent.children.size() > 1;
     }
 
     private boolean underfull(CacheEntry node) {
@@ -362,7 +370,7 @@ final class Reshaper {
     }
 
     /** Inserts split-off pieces of child {@code i} after it, splitting buffer {@code i} to match. */
-    private void insertChildren(InternalNode parent, int i, List<byte[]> separators, List<CacheEntry> pieces) {
+    void insertChildren(InternalNode parent, int i, List<byte[]> separators, List<CacheEntry> pieces) {
         MessageBuffer old = parent.buffers.get(i);
         List<MessageBuffer> parts = new ArrayList<>();
         for (int k = 0; k <= pieces.size(); k++) {
@@ -389,7 +397,7 @@ final class Reshaper {
     }
 
     /** Merges an underfull child (pinned, consumed) with a neighbour when both fit in one node. */
-    private void mergeWithSibling(InternalNode parent, int i, CacheEntry child) {
+    void mergeWithSibling(InternalNode parent, int i, CacheEntry child) {
         int leftIndex = i + 1 < parent.children.size() ? i : i - 1;
         CacheEntry sibling = store.pinChild(parent, leftIndex == i ? i + 1 : i - 1);
         CacheEntry left = leftIndex == i ? child : sibling;

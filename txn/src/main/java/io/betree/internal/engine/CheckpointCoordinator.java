@@ -17,8 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Owns the checkpoint protocol, the one place that orders the steps of the block file, the node
  * cache and the log. A checkpoint is fuzzy:
  * <ol>
- * <li>At a quiet point of the commit order ({@link TransactionManager#runExclusive}), with every
- * tree unchanged ({@link BeTree#whileUnchanged}), it notes the log position, the visible timestamp
+ * <li>With the trees' flush steps paused ({@link BeTree#withFlushesPaused}), at a quiet point of
+ * the commit order ({@link TransactionManager#runExclusive}), with every tree unchanged
+ * ({@link BeTree#whileUnchanged}), it notes the log position, the visible timestamp
  * and each index's root, has the block file capture its translation table
  * ({@link BlockFile#beginCheckpoint}) and the cache mark its dirty nodes
  * ({@link NodeCache#beginCheckpoint}). Writers wait only for this, which does no I/O.</li>
@@ -113,6 +114,12 @@ final class CheckpointCoordinator {
 
     /** Step 1: the moment the checkpoint stands for. Returns the catalog it will record. */
     private Catalog.Contents begin() {
+        // Flush steps in progress are waited out first, while commits go on: waited out inside
+        // the quiet point, they would hold every commit back for as long as a step takes.
+        return BeTree.withFlushesPaused(indexes.trees(), this::beginQuietly);
+    }
+
+    private Catalog.Contents beginQuietly() {
         // At a quiet point of the commit order: an index created later logs its creation after
         // the checkpoint's log position, so recovery finds it.
         return txns.runExclusive(() -> {

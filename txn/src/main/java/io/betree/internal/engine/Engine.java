@@ -317,7 +317,8 @@ public final class Engine implements AutoCloseable {
      */
     public void checkInvariants() {
         checkOpen();
-        txns.runExclusive(() -> {
+        // Flushes paused before the commit order, as a checkpoint does (same order, no deadlock).
+        BeTree.withFlushesPaused(indexes.trees(), () -> txns.runExclusive(() -> {
             List<StoredIndex> all = indexes.all();
             List<BeTree> trees = new ArrayList<>(all.size());
             for (StoredIndex i : all) {
@@ -354,12 +355,17 @@ public final class Engine implements AutoCloseable {
                 }
                 return null;
             });
-        });
+        }));
     }
 
     /** Counters of the node cache. */
     public NodeCache.Stats cacheStats() {
         return cache.stats();
+    }
+
+    /** Nanoseconds commits have been held back by back-pressure since open. */
+    public long writerWaitNanos() {
+        return txns.writerWaitNanos();
     }
 
     /** Off-heap bytes held by this environment's nodes and buffers now. */

@@ -96,6 +96,16 @@ final class IndexRegistry {
         }
     }
 
+    /** Every index's tree, in name order: the order in which trees are paused (see {@link BeTree}). */
+    List<BeTree> trees() {
+        List<StoredIndex> all = all();
+        List<BeTree> trees = new ArrayList<>(all.size());
+        for (StoredIndex i : all) {
+            trees.add(i.tree());
+        }
+        return trees;
+    }
+
     /** The id the next new index gets. */
     int nextId() {
         lock.lock();

@@ -4,10 +4,12 @@ import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.fault.FailureListener;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.DurableLog;
+import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MvccHorizon;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -33,6 +35,7 @@ public final class TransactionManager implements MvccHorizon {
     /** Guarded by the gate. */
     private final ConflictTable conflicts = new ConflictTable();
     private final ApplyTurns turns = new ApplyTurns();
+    private final AtomicLong writerWaitNanos = new AtomicLong();
     private final DurableLog log;
     private final FailureListener failures;
     private final Watermark watermark;
@@ -181,11 +184,9 @@ public final class TransactionManager implements MvccHorizon {
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
         }
-        // Visible, and out of every tree's turn: helping a tree's flushers now delays only this
+        // Visible, and out of every tree's turn: waiting for the flushers now delays only this
         // writer, not the commits behind it.
-        for (List<WriteOp> group : byTree) {
-            group.get(0).tree().relieveBackPressure();
-        }
+        holdBack(byTree);
         return position;
     }
 
@@ -239,6 +240,23 @@ public final class TransactionManager implements MvccHorizon {
         return groups;
     }
 
+    /** Back-pressure: delays the writer of {@code byTree} while the flushers of its trees catch up. */
+    private void holdBack(List<List<WriteOp>> byTree) {
+        List<BeTree> trees = new ArrayList<>(byTree.size());
+        for (List<WriteOp> group : byTree) {
+            trees.add(group.get(0).tree());
+        }
+        writerWaitNanos.addAndGet(BeTree.holdWritersBack(trees));
+    }
+
+    /**
+     * Nanoseconds committed writers have been held back since open because the flushers fell
+     * behind (back-pressure).
+     */
+    public long writerWaitNanos() {
+        return writerWaitNanos.get();
+    }
+
     /** Makes everything up to {@code position} durable. */
     public void syncTo(long position) {
         log.syncTo(position);
@@ -246,9 +264,10 @@ public final class TransactionManager implements MvccHorizon {
 
     /** Applies a commit found in the log during recovery (no logging, no conflict checks). */
     public void recover(long ts, List<WriteOp> ops) {
+        List<List<WriteOp>> byTree = groupByTree(ops);
         commitGate.lock();
         try {
-            for (List<WriteOp> group : groupByTree(ops)) {
+            for (List<WriteOp> group : byTree) {
                 group.get(0).tree().writeAll(group, ts);
             }
             clock = Math.max(clock, ts);
@@ -256,6 +275,7 @@ public final class TransactionManager implements MvccHorizon {
         } finally {
             commitGate.unlock();
         }
+        holdBack(byTree);
     }
 
     private void checkUsable() {

@@ -1,0 +1,120 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.Compressors;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.FailureListener;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Back-pressure over a real tree whose flushes are paused ({@link BeTree#withFlushesPaused}), so
+ * that its root grows as far as the test wants: writes go on appending to the root meanwhile; a
+ * writer is not held back while the root is small, is delayed briefly while it is between twice and
+ * four times its size, and past that waits until flushing resumes and brings the root back, never
+ * flushing on its own thread.
+ */
+class BackPressureTest {
+    @TempDir
+    Path dir;
+
+    private BlockFile file;
+    private NodeMemory memory;
+    private NodeCache cache;
+    private BeTree tree;
+    private long msn;
+    private final Random rnd = new Random(20261123);
+
+    @BeforeEach
+    void open() throws IOException {
+        file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
+        memory = new NodeMemory();
+        cache = new NodeCache(new BlockFileBacking(file, memory), memory, 16L << 20);
+        TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
+        tree = BeTree.create(cache, file, config, () -> 0, FailureListener.IGNORE);
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        tree.close();
+        cache.releaseAll();
+        file.close();
+        assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
+    }
+
+    @Test
+    void aSmallRootHoldsNobodyBack() {
+        writeUntilFullness(0.5);
+        assertEquals(0, BeTree.holdWritersBack(List.of(tree)));
+    }
+
+    @Test
+    void writersAppendWhileFlushesArePausedAndAreDelayedBrieflyPastTwiceTheRootSize() {
+        BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(2.5);
+            long waited = BeTree.holdWritersBack(List.of(tree));
+            assertTrue(waited > 0, "a root at 2.5 times its size should delay the writer");
+            assertTrue(waited < TimeUnit.SECONDS.toNanos(5), "a delay, not a stop: waited " + waited + " ns");
+            return null;
+        });
+    }
+
+    @Test
+    void pastFourTimesTheRootSizeAWriterWaitsForTheFlushers() throws Exception {
+        CountDownLatch rootFull = new CountDownLatch(1);
+        CountDownLatch checked = new CountDownLatch(1);
+        CompletableFuture<Long> writer = new CompletableFuture<>();
+        Thread pauser = new Thread(() -> BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(4.5);
+            rootFull.countDown();
+            try {
+                checked.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+        pauser.start();
+        assertTrue(rootFull.await(60, TimeUnit.SECONDS));
+        Thread held = new Thread(() -> writer.complete(BeTree.holdWritersBack(List.of(tree))));
+        held.start();
+        try {
+            writer.get(300, TimeUnit.MILLISECONDS);
+            throw new AssertionError("the writer went on while the root was past four times its size");
+        } catch (TimeoutException expected) {
+            // Still held back: nothing can flush while the pause lasts.
+        }
+        assertTrue(tree.rootFullness() >= BackPressure.STOP_AT, "the writer must not have flushed by itself");
+        checked.countDown();
+        pauser.join();
+        assertTrue(writer.get(60, TimeUnit.SECONDS) > 0);
+        assertFalse(tree.rootFullness() >= BackPressure.STOP_AT, "released only once the root was below the stop");
+        held.join();
+    }
+
+    private void writeUntilFullness(double fullness) {
+        while (tree.rootFullness() < fullness) {
+            byte[] key = ByteBuffer.allocate(8).putLong(rnd.nextLong()).array();
+            byte[] value = new byte[100];
+            rnd.nextBytes(value);
+            tree.write(MessageType.PUT, key, value, ++msn);
+        }
+    }
+}
