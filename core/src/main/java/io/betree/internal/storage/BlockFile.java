@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
 
@@ -58,8 +60,15 @@ public final class BlockFile implements Closeable {
     /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
     private static final int READ_RETRIES = 8;
 
+    /** Bytes of blocks written after which a background sync of the file starts (see {@link BackgroundSyncs}). */
+    static final long SYNC_AHEAD_BYTES = 8L << 20;
+
     private final Path path;
     private final FileHandle file;
+    /** Bytes written since the last background sync started. */
+    private final AtomicLong writtenSinceSync = new AtomicLong();
+    /** Whether a background sync of this file is queued or running. */
+    private final AtomicBoolean syncing = new AtomicBoolean();
 
     /** Serializes checkpoints with each other and with close; taken before the lock of {@link #tables}. */
     private final ReentrantLock checkpointLock = new ReentrantLock();
@@ -228,6 +237,33 @@ public final class BlockFile implements Closeable {
             tables.installImage(blockNumber, offset, diskLength, checkpoint);
         } else {
             tables.installVersion(blockNumber, offset, diskLength);
+        }
+        syncAheadIfDue(diskLength);
+    }
+
+    /** Starts a background sync once {@link #SYNC_AHEAD_BYTES} have been written since the last. */
+    private void syncAheadIfDue(int written) {
+        if (writtenSinceSync.addAndGet(written) >= SYNC_AHEAD_BYTES && syncing.compareAndSet(false, true)) {
+            writtenSinceSync.set(0);
+            BackgroundSyncs.submit(this::syncAhead);
+        }
+    }
+
+    /**
+     * A background sync. Nobody waits for it, but a failed one leaves the state on disk unknown
+     * (blocks written since the last checkpoint may be lost), so the file then refuses writes.
+     */
+    private void syncAhead() {
+        try {
+            if (!closed && tables.failure() == null) {
+                file.sync();
+            }
+        } catch (IOException e) {
+            if (!closed) { // a close racing with the sync is no failure
+                tables.failed(e);
+            }
+        } finally {
+            syncing.set(false);
         }
     }
 

@@ -78,6 +78,22 @@ final class TableSet {
         this.rootRecord = loaded.root() == null ? null : loaded.root().asReadOnlyBuffer();
     }
 
+    /**
+     * Records a failure that left the state on disk unknown (a failed sync: the kernel may have
+     * dropped written pages); the file refuses writes and checkpoints from now on. The first one
+     * recorded stays.
+     */
+    void failed(IOException e) {
+        lock.lock();
+        try {
+            if (failure == null) {
+                failure = e;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The failure that left the state on disk unknown, or null. */
     IOException failure() {
         return failure;

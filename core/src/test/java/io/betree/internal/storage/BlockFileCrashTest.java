@@ -255,6 +255,41 @@ class BlockFileCrashTest {
     }
 
     @Test
+    void aFailedBackgroundSyncMakesTheFileRefuseWrites() throws Exception {
+        try (BlockFile f = BlockFile.open(env, file())) {
+            f.checkpoint(ByteBuffer.wrap(new byte[] {1}));
+            long syncsBefore = env.syncCount();
+            env.failAllSyncs(true);
+            // Incompressible blocks, so that the bytes written pass the background sync's threshold.
+            Random rnd = new Random(11);
+            long written = 0;
+            IOException refused = null;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (refused == null && System.nanoTime() < deadline) {
+                byte[] bytes = new byte[256 << 10];
+                rnd.nextBytes(bytes);
+                try {
+                    f.write(f.allocateBlockNumber(), ByteBuffer.wrap(bytes), LZ4);
+                    written += bytes.length;
+                } catch (IOException e) {
+                    refused = e;
+                }
+                if (written >= BlockFile.SYNC_AHEAD_BYTES) {
+                    Thread.sleep(1); // the sync runs on the background thread
+                }
+            }
+            assertTrue(env.syncCount() > syncsBefore, "no background sync was attempted");
+            assertTrue(refused != null && refused.getMessage().contains("refuses writes"),
+                    "a failed background sync must make the file refuse writes: " + refused);
+            assertThrows(IOException.class, () -> f.checkpoint(ByteBuffer.wrap(new byte[] {2})));
+        }
+        env.clearFaults();
+        try (BlockFile g = BlockFile.open(env, file())) {
+            assertEquals(ByteBuffer.wrap(new byte[] {1}), g.rootRecord(), "reopening finds the last checkpoint");
+        }
+    }
+
+    @Test
     void readErrorsAreIoExceptionsNotCorruption() throws IOException {
         try (BlockFile f = BlockFile.open(env, file())) {
             long b = f.allocateBlockNumber();

@@ -2,6 +2,7 @@ package io.betree.internal.log;
 
 import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.log.SegmentFiles.Segment;
+import io.betree.internal.storage.BackgroundSyncs;
 import io.betree.internal.storage.FileHandle;
 import io.betree.internal.storage.StorageEnv;
 import java.io.IOException;
