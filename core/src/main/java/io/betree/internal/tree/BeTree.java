@@ -506,7 +506,7 @@ public final class BeTree {
             structure.readLock().unlock();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
-            flusher.flushPathInBackground(from);
+            flusher.flushPath(from);
         }
         return batch;
     }

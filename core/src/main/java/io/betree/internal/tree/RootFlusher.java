@@ -6,11 +6,11 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The flush steps of one tree, run on the process's flusher threads ({@link FlushScheduler}): a
+ * The flush steps of one tree, mostly run on the process's flusher threads ({@link FlushScheduler}): a
  * step moves one of the root's buffers down to its child, and on down as sizes require, while
  * writers go on appending to the root. A tree asks for steps when its root outgrows its size
- * ({@link #flushInBackground}) and when a read stepped over many pending deletes
- * ({@link #flushPathInBackground}).
+ * ({@link #flushInBackground}); a read that stepped over many pending deletes runs a step itself
+ * ({@link #flushPath}).
  *
  * <p>Locking (see {@link BeTree}): a step holds the tree's structure lock throughout, and its root
  * latch only for what must not race with writers: taking the buffer out, and linking in the pieces
@@ -26,8 +26,8 @@ final class RootFlusher {
     private final Reshaper reshaper;
     /** Whether a flush of the root is queued or running. */
     private final AtomicBoolean flushQueued = new AtomicBoolean();
-    /** Whether a flush of a read's path is queued or running. */
-    private final AtomicBoolean pathFlushQueued = new AtomicBoolean();
+    /** Whether a read's path is being flushed. */
+    private final AtomicBoolean pathFlushing = new AtomicBoolean();
 
     RootFlusher(BeTree tree, NodeStore store, Reshaper reshaper) {
         this.tree = tree;
@@ -43,22 +43,19 @@ final class RootFlusher {
     }
 
     /**
-     * Has a flusher push the pending messages on the path to {@code key} down to its leaf, unless a
-     * path flush is queued already: the reader goes on at once, and reads after the flush no longer
-     * step over the deletes it applied.
+     * Pushes the pending messages on the path to {@code key} down to its leaf on the calling thread,
+     * unless another thread is doing so already: a read that stepped over many pending deletes
+     * calls it, so that the reads after it no longer step over them. Writers go on meanwhile (the
+     * step holds the root latch only briefly); a flusher left to do it would come too late for a
+     * scan that walks on through the same deletes, and for the next read of a queue's head.
      */
-    void flushPathInBackground(byte[] key) {
-        if (pathFlushQueued.compareAndSet(false, true)) {
-            byte[] toward = key.clone();
-            FlushScheduler.submit(() -> {
-                try {
-                    flushStep(toward);
-                } catch (RuntimeException | Error e) {
-                    // Already reported through the failure listener; the next call on the tree throws.
-                } finally {
-                    pathFlushQueued.set(false);
-                }
-            });
+    void flushPath(byte[] key) {
+        if (pathFlushing.compareAndSet(false, true)) {
+            try {
+                flushStep(key);
+            } finally {
+                pathFlushing.set(false);
+            }
         }
     }
 
