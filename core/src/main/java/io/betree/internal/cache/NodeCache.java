@@ -1,7 +1,8 @@
 package io.betree.internal.cache;
 
-import io.betree.internal.fault.BetreeIOException;
 import io.betree.compression.BlockCompressor;
+import io.betree.internal.fault.BetreeIOException;
+import io.betree.internal.memory.EngineThreads;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
@@ -65,8 +66,7 @@ public final class NodeCache {
         this.memory = memory;
         this.budgetBytes = budgetBytes;
         this.hardLimitBytes = budgetBytes + budgetBytes / 4;
-        this.evictor = new Thread(this::evictLoop, "betree-evictor " + store.name());
-        evictor.setDaemon(true);
+        this.evictor = EngineThreads.newDaemon(this::evictLoop, "betree-evictor " + store.name());
         evictor.start();
     }
 

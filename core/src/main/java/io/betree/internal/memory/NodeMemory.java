@@ -64,11 +64,15 @@ public final class NodeMemory {
         return POOL.metric().usedDirectMemory();
     }
 
-    /** A direct buffer with room for {@code capacity} bytes, writer index 0. */
+    /**
+     * A direct buffer with room for {@code capacity} bytes, writer index 0. On a thread that is not
+     * the engine's own, the pool is asked on the allocation thread ({@link AllocationThread}).
+     */
     public ByteBuf allocate(int capacity) {
         int size = Math.max(capacity, 16);
         // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
-        ByteBuf buf = POOL.directBuffer(size, size);
+        ByteBuf buf = EngineThreads.onEngineThread() ? POOL.directBuffer(size, size)
+                : AllocationThread.allocate(() -> POOL.directBuffer(size, size));
         used.addAndGet(buf.capacity());
         ALL_USED.addAndGet(buf.capacity());
         return buf;

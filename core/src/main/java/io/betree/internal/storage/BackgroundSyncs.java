@@ -1,5 +1,6 @@
 package io.betree.internal.storage;
 
+import io.betree.internal.memory.EngineThreads;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -19,9 +20,7 @@ public final class BackgroundSyncs {
 
     static {
         SYNCER = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "betree-sync");
-            t.setDaemon(true);
-            return t;
+            return EngineThreads.newDaemon(r, "betree-sync");
         });
         SYNCER.allowCoreThreadTimeOut(true);
     }

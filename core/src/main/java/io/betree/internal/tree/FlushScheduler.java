@@ -1,5 +1,6 @@
 package io.betree.internal.tree;
 
+import io.betree.internal.memory.EngineThreads;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -20,9 +21,7 @@ final class FlushScheduler {
     static {
         int threads = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
         FLUSHERS = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "betree-flusher");
-            t.setDaemon(true);
-            return t;
+            return EngineThreads.newDaemon(r, "betree-flusher");
         });
         FLUSHERS.allowCoreThreadTimeOut(true);
     }

@@ -8,6 +8,7 @@ import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CreateIndexRecord;
 import io.betree.internal.log.DurableLog;
+import io.betree.internal.memory.EngineThreads;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
@@ -184,11 +185,8 @@ public final class Engine implements AutoCloseable {
         }
         long every = settings.checkpointInterval().toMillis();
         if (every > 0) {
-            background = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "betree-checkpoint " + directory.getFileName());
-                t.setDaemon(true);
-                return t;
-            });
+            background = Executors.newSingleThreadScheduledExecutor(
+                    r -> EngineThreads.newDaemon(r, "betree-checkpoint " + directory.getFileName()));
             background.scheduleWithFixedDelay(this::periodicCheckpoint, every, every, TimeUnit.MILLISECONDS);
         }
     }

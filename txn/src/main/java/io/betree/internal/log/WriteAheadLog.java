@@ -2,6 +2,7 @@ package io.betree.internal.log;
 
 import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.log.SegmentFiles.Segment;
+import io.betree.internal.memory.EngineThreads;
 import io.betree.internal.storage.FileHandle;
 import io.betree.internal.storage.StorageEnv;
 import java.io.Closeable;
@@ -205,11 +206,7 @@ public final class WriteAheadLog implements Closeable {
         if (periodic != null) {
             throw new IllegalStateException("periodic sync already started");
         }
-        periodic = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "betree-wal-sync " + dir);
-            thread.setDaemon(true);
-            return thread;
-        });
+        periodic = new ScheduledThreadPoolExecutor(1, task -> EngineThreads.newDaemon(task, "betree-wal-sync " + dir));
         periodic.scheduleWithFixedDelay(() -> {
             long target = t.endLsn();
             if (target > t.durableLsn()) {

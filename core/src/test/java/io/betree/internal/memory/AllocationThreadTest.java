@@ -1,0 +1,67 @@
+package io.betree.internal.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Allocations on callers' threads go through the one allocation thread: results and failures come
+ * back to the caller, and an interrupt loses neither the memory nor the caller's interrupt flag.
+ */
+class AllocationThreadTest {
+    @Test
+    void aCallersAllocationIsMadeOnTheAllocationThread() {
+        assertFalse(EngineThreads.onEngineThread());
+        String[] where = new String[1];
+        AllocationThread.allocate(() -> where[0] = Thread.currentThread().getName());
+        assertEquals("betree-allocator", where[0]);
+        NodeMemory memory = new NodeMemory();
+        ByteBuf buf = memory.allocate(1 << 20);
+        assertEquals(1 << 20, buf.capacity());
+        assertEquals(1 << 20, memory.used());
+        memory.release(buf);
+        assertEquals(0, memory.used());
+    }
+
+    @Test
+    void failuresReachTheCaller() {
+        IllegalStateException thrown = new IllegalStateException("no room");
+        assertSame(thrown, assertThrows(IllegalStateException.class, () -> AllocationThread.allocate(() -> {
+            throw thrown;
+        })));
+        assertThrows(OutOfMemoryError.class, () -> AllocationThread.allocate(() -> {
+            throw new OutOfMemoryError("direct buffer memory");
+        }));
+    }
+
+    @Test
+    void anInterruptedCallerStillGetsItsMemoryAndKeepsItsInterrupt() {
+        NodeMemory memory = new NodeMemory();
+        Thread.currentThread().interrupt();
+        try {
+            ByteBuf buf = memory.allocate(4096);
+            assertTrue(Thread.currentThread().isInterrupted(), "the interrupt must be passed on");
+            memory.release(buf);
+        } finally {
+            Thread.interrupted();
+        }
+        assertEquals(0, memory.used());
+    }
+
+    @Test
+    void theEnginesOwnThreadsAreDaemonsItKnows() throws Exception {
+        CompletableFuture<Boolean> onEngine = new CompletableFuture<>();
+        Thread t = EngineThreads.newDaemon(() -> onEngine.complete(EngineThreads.onEngineThread()), "test-engine");
+        assertTrue(t.isDaemon());
+        t.start();
+        assertTrue(onEngine.get(10, TimeUnit.SECONDS));
+        t.join();
+    }
+}
