@@ -82,28 +82,27 @@ public final class TransactionManager implements MvccHorizon {
     }
 
     /**
-     * Starts a snapshot that sees every commit logged so far; pair with {@link #endSnapshot}. Waits
-     * for commits still being applied: a snapshot that left them out would conflict with their keys
-     * and make a transaction that retries at once fail again until they are visible.
+     * Starts a snapshot at the visibility watermark: it sees every commit that has returned to its
+     * caller (a commit returns once visible) and none still being applied; pair with
+     * {@link #endSnapshot}. It does not wait for commits in flight: with 16 writers, waiting for
+     * every commit logged so far made each transaction's start wait out the commits queued before
+     * it. A transaction that then conflicts with one of those learns so only once it is visible
+     * (see {@link #conflicts}), so that its retry does not conflict again.
      *
-     * @throws EnvironmentFailedException if a commit failed half-way, so the snapshot never comes
+     * @throws EnvironmentFailedException if a commit failed half-way, so the watermark is stuck
      */
     public long beginSnapshot() {
-        long ts;
         commitGate.lock();
         try {
-            // Registered before it is reached, so that the horizon cannot pass it meanwhile.
-            ts = clock;
+            checkUsable();
+            // Registered under the gate, so that the horizon cannot pass it meanwhile.
+            long ts = watermark.visible();
             activeSnapshots.merge(ts, 1, Integer::sum);
             oldestSnapshot = activeSnapshots.firstKey();
+            return ts;
         } finally {
             commitGate.unlock();
         }
-        if (!watermark.awaitVisible(ts, () -> failure != null)) {
-            endSnapshot(ts);
-            checkUsable();
-        }
-        return ts;
     }
 
     /** Ends a snapshot started by {@link #beginSnapshot}. */
@@ -128,9 +127,23 @@ public final class TransactionManager implements MvccHorizon {
         return Math.min(oldestSnapshot, watermark.visible());
     }
 
-    /** Whether a commit after {@code snapshotTs} wrote {@code key} of index {@code indexId}. */
+    /**
+     * Whether a commit after {@code snapshotTs} wrote {@code key} of index {@code indexId}. If so,
+     * returns only once that commit is visible, so that a transaction retried at once takes a
+     * snapshot that includes it.
+     */
     public boolean conflicts(int indexId, byte[] key, long snapshotTs) {
-        return conflicts.lastCommit(ConflictTable.hash(indexId, key)) > snapshotTs;
+        long last = conflicts.lastCommit(ConflictTable.hash(indexId, key));
+        if (last <= snapshotTs) {
+            return false;
+        }
+        awaitVisibleForRetry(last);
+        return true;
+    }
+
+    /** Waits until commit {@code ts} is visible, unless a failure means it never will be. */
+    private void awaitVisibleForRetry(long ts) {
+        watermark.awaitVisible(ts, () -> failure != null);
     }
 
     /**
@@ -154,30 +167,45 @@ public final class TransactionManager implements MvccHorizon {
         long[] treeTurns = new long[byTree.size()];
         long ts;
         long position;
+        long conflicting = 0;
+        int conflictIndex = 0;
         commitGate.lock();
         try {
             checkUsable();
             if (snapshotTs >= 0) {
-                for (int i = 0; i < hashes.length; i++) {
-                    if (conflicts.lastCommit(hashes[i]) > snapshotTs) {
-                        throw new WriteConflictException("write conflict on a key of index id " + ops.get(i).indexId()
-                                + ": another transaction committed it after this transaction's snapshot");
+                for (int i = 0; i < hashes.length && conflicting == 0; i++) {
+                    long last = conflicts.lastCommit(hashes[i]);
+                    if (last > snapshotTs) {
+                        conflicting = last;
+                        conflictIndex = ops.get(i).indexId();
                     }
                 }
             }
-            ts = clock + 1;
-            position = log.appendCommit(ts, logged);
-            clock = ts;
-            // Only a snapshot live now can predate this commit: one begun later takes the clock,
-            // which already includes it (beginSnapshot), so with none live nothing is recorded.
-            if (!activeSnapshots.isEmpty()) {
+            if (conflicting == 0) {
+                ts = clock + 1;
+                position = log.appendCommit(ts, logged);
+                clock = ts;
+                // Snapshots start at the watermark, so one begun before this commit is visible
+                // predates it: the keys are recorded whether or not a snapshot is live now, and
+                // what no snapshot can predate any longer is dropped first.
+                conflicts.prune(oldestSnapshot());
                 conflicts.record(ts, hashes);
-            }
-            for (int t = 0; t < treeTurns.length; t++) {
-                treeTurns[t] = turns.take(byTree.get(t).get(0).tree());
+                for (int t = 0; t < treeTurns.length; t++) {
+                    treeTurns[t] = turns.take(byTree.get(t).get(0).tree());
+                }
+            } else {
+                ts = -1;
+                position = -1;
             }
         } finally {
             commitGate.unlock();
+        }
+        if (conflicting != 0) {
+            // Thrown once the conflicting commit is visible, out of the gate: a retry's snapshot
+            // then includes it.
+            awaitVisibleForRetry(conflicting);
+            throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
+                    + ": another transaction committed it after this transaction's snapshot");
         }
         apply(ts, byTree, treeTurns);
         watermark.applied(ts);
