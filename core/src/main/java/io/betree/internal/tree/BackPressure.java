@@ -6,13 +6,16 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Holds writers back when the flushers fall behind, smoothly before it stops them: a committed
- * writer whose trees' roots hold more than {@link #SLOW_FROM} node sizes waits a little, more the
- * fuller the roots are, up to {@link #MAX_DELAY_NANOS}; past {@link #STOP_AT} node sizes it waits
- * until a flusher has brought them back below. A writer that flushed by itself instead would stall
- * its own batch for a whole flush step (hundreds of milliseconds at the leaves), which is the
- * stall a write-optimized engine exists to avoid; a short delay on every batch spreads the same
- * slowdown evenly.
+ * Holds writers back when the flushers fall behind, smoothly before it stops them: while a tree's
+ * root holds more than {@link #SLOW_FROM} node sizes, its commits pass one at a time, each taking
+ * a slot of up to {@link #MAX_DELAY_NANOS} (longer the fuller the root), so that the tree takes at
+ * most one commit per slot whatever the number of writers; past {@link #STOP_AT} node sizes a
+ * writer waits until a flusher has brought the root back below. A writer that flushed by itself
+ * instead would stall its own batch for a whole flush step (hundreds of milliseconds at the
+ * leaves), which is the stall a write-optimized engine exists to avoid; a short delay on every
+ * batch spreads the same slowdown evenly. The slots are shared by a tree's writers because a
+ * delay each writer waited out on its own would overlap the others' (16 writers each waiting
+ * 8 ms slowed the tree hardly at all, and then all of them stopped at once).
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
@@ -41,14 +44,21 @@ final class BackPressure {
      * nanoseconds it waited. The caller holds no lock of any tree.
      */
     long holdBack(List<BeTree> trees) {
-        double fullest = fullest(trees);
+        BeTree tree = fullestTree(trees);
+        double fullest = tree == null ? 0 : tree.rootFullness();
         if (fullest <= SLOW_FROM) {
             return 0;
         }
         long start = System.nanoTime();
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            awaitShrink((long) (MAX_DELAY_NANOS * (fullest - SLOW_FROM) / (STOP_AT - SLOW_FROM)));
+            long delay = (long) (MAX_DELAY_NANOS * (fullest - SLOW_FROM) / (STOP_AT - SLOW_FROM));
+            long slotEnd = tree.throttleSlots.accumulateAndGet(start, (next, now) -> Math.max(next, now) + delay);
+            // The slot ends early if the root shrinks back below the slow-down mark meanwhile.
+            for (long left = slotEnd - System.nanoTime(); left > 0 && tree.rootFullness() > SLOW_FROM;
+                    left = slotEnd - System.nanoTime()) {
+                awaitShrink(left);
+            }
         } else {
             while (fullest >= STOP_AT) {
                 requestFlushes(trees);
@@ -70,9 +80,16 @@ final class BackPressure {
     }
 
     private static double fullest(List<BeTree> trees) {
-        double fullest = 0;
+        BeTree t = fullestTree(trees);
+        return t == null ? 0 : t.rootFullness();
+    }
+
+    private static BeTree fullestTree(List<BeTree> trees) {
+        BeTree fullest = null;
         for (BeTree t : trees) {
-            fullest = Math.max(fullest, t.rootFullness());
+            if (fullest == null || t.rootFullness() > fullest.rootFullness()) {
+                fullest = t;
+            }
         }
         return fullest;
     }

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -56,6 +57,11 @@ public final class BeTree {
     private final Reshaper reshaper;
     private final RootFlusher flusher;
     private final FailureListener failures;
+    /**
+     * When the last slot handed out by back-pressure ends (nanoTime); see {@link BackPressure}.
+     * Package access for it only.
+     */
+    final AtomicLong throttleSlots = new AtomicLong();
     /** Written under the root latch's write side. */
     private volatile long rootBlock;
     /**
