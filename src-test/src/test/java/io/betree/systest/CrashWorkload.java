@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 /**
@@ -59,6 +61,46 @@ public final class CrashWorkload {
                 env.checkpoint();
                 out.report("CHECKPOINT " + (seq - 1));
             }
+        }
+    }
+
+    /** What the protocol of a killed child says. */
+    static final class Report {
+        /** The first seq the child was about to run; 0 if it never reported START. */
+        long start;
+        /** The last seq it acknowledged; 0 if none. */
+        long lastAck;
+        long acks;
+        int checkpoints;
+        /** The first line that breaks the protocol, or null. */
+        String protocolError;
+        /** Lines of no known kind, and a last line cut by the kill. */
+        final List<String> unexpected = new ArrayList<>();
+
+        /** Parses the complete {@code lines} of a protocol whose last line {@code cutLine} (or null) was cut. */
+        static Report parse(List<String> lines, String cutLine) {
+            Report r = new Report();
+            if (cutLine != null) {
+                r.unexpected.add("(cut) " + cutLine);
+            }
+            for (String line : lines) {
+                if (line.startsWith("START ")) {
+                    r.start = Long.parseLong(line.substring(6));
+                } else if (line.startsWith("ACK ")) {
+                    long seq = Long.parseLong(line.substring(4));
+                    long expected = r.lastAck > 0 ? r.lastAck + 1 : r.start;
+                    if (seq != expected && r.protocolError == null) {
+                        r.protocolError = "ACK " + seq + " where " + expected + " was expected";
+                    }
+                    r.lastAck = seq;
+                    r.acks++;
+                } else if (line.startsWith("CHECKPOINT ")) {
+                    r.checkpoints++;
+                } else {
+                    r.unexpected.add(line);
+                }
+            }
+            return r;
         }
     }
 }
