@@ -5,10 +5,11 @@ import io.betree.internal.fault.BetreeException;
 import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.fault.CorruptionException;
 import io.betree.internal.fault.EnvironmentFailedException;
+import io.betree.internal.log.BackgroundScheduler;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CreateIndexRecord;
 import io.betree.internal.log.DurableLog;
-import io.betree.internal.memory.EngineThreads;
+import io.betree.internal.log.PeriodicTask;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
@@ -26,8 +27,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -57,7 +56,8 @@ public final class Engine implements AutoCloseable {
     private final IndexRegistry indexes;
     private final CheckpointCoordinator checkpoints;
     private final ReentrantLock closing = new ReentrantLock();
-    private ScheduledExecutorService background;
+    /** The periodic checkpoints on the process's shared thread; null when off. Set at open, cleared by close. */
+    private PeriodicTask periodicCheckpoints;
     private volatile boolean closed;
     /** The first failure after which the state in memory is unknown; then every call refuses. */
     private volatile Throwable failure;
@@ -179,18 +179,22 @@ public final class Engine implements AutoCloseable {
         });
     }
 
+    /** Schedules the periodic log sync and checkpoints on the threads every environment shares. */
     private void startBackgroundWork() {
         if (settings.periodicSync() != null) {
             log.startPeriodicSync(settings.periodicSync());
         }
         long every = settings.checkpointInterval().toMillis();
         if (every > 0) {
-            background = Executors.newSingleThreadScheduledExecutor(
-                    r -> EngineThreads.newDaemon(r, "betree-checkpoint " + directory.getFileName()));
-            background.scheduleWithFixedDelay(this::periodicCheckpoint, every, every, TimeUnit.MILLISECONDS);
+            periodicCheckpoints = BackgroundScheduler.scheduleCheckpoint("periodic checkpoint of " + directory,
+                    TimeUnit.MILLISECONDS.toNanos(every), this::periodicCheckpoint);
         }
     }
 
+    /**
+     * One run of the periodic checkpoints, on the thread every environment shares for them. It
+     * handles its own failures, so that the next run retries (one that escaped would end them).
+     */
     private void periodicCheckpoint() {
         try {
             if (!closed && failure == null) {
@@ -409,8 +413,11 @@ public final class Engine implements AutoCloseable {
             if (closed) {
                 return;
             }
-            if (background != null) {
-                background.shutdownNow();
+            if (periodicCheckpoints != null) {
+                // No periodic checkpoint starts from now on, and one in progress (of this
+                // environment; the shared thread may be busy with another's) has ended.
+                periodicCheckpoints.cancel();
+                periodicCheckpoints = null;
             }
             Throwable first = null;
             try {

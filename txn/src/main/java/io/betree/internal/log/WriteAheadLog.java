@@ -2,7 +2,6 @@ package io.betree.internal.log;
 
 import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.log.SegmentFiles.Segment;
-import io.betree.internal.memory.EngineThreads;
 import io.betree.internal.storage.FileHandle;
 import io.betree.internal.storage.StorageEnv;
 import java.io.Closeable;
@@ -13,8 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -60,7 +57,7 @@ public final class WriteAheadLog implements Closeable {
     private final ReentrantLock state = new ReentrantLock();
     private boolean replayStarted;
     private boolean closed;
-    private ScheduledThreadPoolExecutor periodic;
+    private PeriodicTask periodic;
 
     /** Set once replay has succeeded. */
     private volatile LogTail tail;
@@ -181,9 +178,9 @@ public final class WriteAheadLog implements Closeable {
     }
 
     /**
-     * Starts a daemon thread that syncs whatever has been appended every {@code interval}, for
-     * commits that do not wait for durability themselves. It stops at {@link #close()} or at the first
-     * failure (which later appends then report).
+     * Syncs whatever has been appended every {@code interval}, for commits that do not wait for
+     * durability themselves, on the thread the process shares for this ({@link BackgroundScheduler}).
+     * It stops at {@link #close()} or at the first failure (which later appends then report).
      *
      * @throws IllegalStateException before {@link #replay}, after close, or if already started
      */
@@ -206,8 +203,9 @@ public final class WriteAheadLog implements Closeable {
         if (periodic != null) {
             throw new IllegalStateException("periodic sync already started");
         }
-        periodic = new ScheduledThreadPoolExecutor(1, task -> EngineThreads.newDaemon(task, "betree-wal-sync " + dir));
-        periodic.scheduleWithFixedDelay(() -> {
+        // A failure thrown here ends this log's periodic sync only (PeriodicTask keeps it): the
+        // log already refuses appends with it, and the shared thread goes on with other logs.
+        periodic = BackgroundScheduler.scheduleLogSync("periodic sync of " + dir, nanos, () -> {
             long target = t.endLsn();
             if (target > t.durableLsn()) {
                 try {
@@ -216,7 +214,7 @@ public final class WriteAheadLog implements Closeable {
                     throw new BetreeIOException("periodic sync of " + dir + " failed", e);
                 }
             }
-        }, nanos, nanos, TimeUnit.NANOSECONDS);
+        });
     }
 
     /**
@@ -258,14 +256,14 @@ public final class WriteAheadLog implements Closeable {
     }
 
     /**
-     * Stops the periodic sync, syncs what was appended (unless a sync failed before) and closes the
-     * files. Idempotent.
+     * Stops the periodic sync (waiting out one in progress), syncs what was appended (unless a sync
+     * failed before) and closes the files. Idempotent.
      *
      * @throws IOException if the final sync or closing fails
      */
     @Override
     public void close() throws IOException {
-        ScheduledThreadPoolExecutor syncer;
+        PeriodicTask syncer;
         state.lock();
         try {
             if (closed) {
@@ -278,7 +276,7 @@ public final class WriteAheadLog implements Closeable {
             state.unlock();
         }
         if (syncer != null) {
-            syncer.shutdown();
+            syncer.cancel(); // Outside the state lock: it may wait for a sync in progress.
         }
         LogTail t = tail;
         if (t != null) {
