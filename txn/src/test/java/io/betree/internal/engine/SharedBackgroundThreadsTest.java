@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.betree.compression.Compressors;
 import io.betree.internal.log.BackgroundScheduler;
 import io.betree.internal.storage.FileHandle;
+import io.betree.internal.storage.ForwardingFileHandle;
 import io.betree.internal.storage.ForwardingStorageEnv;
 import io.betree.internal.storage.StorageEnv;
 import io.betree.internal.tree.TreeConfig;
 import io.betree.internal.txn.WriteOp;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,43 +204,13 @@ class SharedBackgroundThreadsTest {
         public FileHandle open(Path path) throws IOException {
             FileHandle file = delegate.open(path);
             String key = path.getParent().getFileName() + "|" + path.getFileName() + "|";
-            return new FileHandle() {
-                @Override
-                public Path path() {
-                    return file.path();
-                }
-
-                @Override
-                public void readFully(ByteBuffer dst, long position) throws IOException {
-                    file.readFully(dst, position);
-                }
-
-                @Override
-                public void write(ByteBuffer src, long position) throws IOException {
-                    file.write(src, position);
-                }
-
+            return new ForwardingFileHandle(file) {
                 @Override
                 public void sync() throws IOException {
                     total.incrementAndGet();
                     syncs.computeIfAbsent(key + Thread.currentThread().getName(), k -> new AtomicLong())
                             .incrementAndGet();
-                    file.sync();
-                }
-
-                @Override
-                public long size() throws IOException {
-                    return file.size();
-                }
-
-                @Override
-                public void truncate(long size) throws IOException {
-                    file.truncate(size);
-                }
-
-                @Override
-                public void close() throws IOException {
-                    file.close();
+                    super.sync();
                 }
             };
         }

@@ -1,11 +1,11 @@
 package io.betree.internal.log;
 
 import io.betree.internal.storage.FileHandle;
+import io.betree.internal.storage.ForwardingFileHandle;
 import io.betree.internal.storage.ForwardingStorageEnv;
 import io.betree.internal.storage.StorageEnv;
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -44,22 +44,7 @@ final class CountingStorageEnv extends ForwardingStorageEnv {
     @Override
     public FileHandle open(Path path) throws IOException {
         FileHandle file = delegate.open(path);
-        return new FileHandle() {
-            @Override
-            public Path path() {
-                return file.path();
-            }
-
-            @Override
-            public void readFully(ByteBuffer dst, long position) throws IOException {
-                file.readFully(dst, position);
-            }
-
-            @Override
-            public void write(ByteBuffer src, long position) throws IOException {
-                file.write(src, position);
-            }
-
+        return new ForwardingFileHandle(file) {
             @Override
             public void sync() throws IOException {
                 syncs.incrementAndGet();
@@ -72,23 +57,8 @@ final class CountingStorageEnv extends ForwardingStorageEnv {
                     }
                 }
                 if (realSync) {
-                    file.sync();
+                    super.sync();
                 }
-            }
-
-            @Override
-            public long size() throws IOException {
-                return file.size();
-            }
-
-            @Override
-            public void truncate(long size) throws IOException {
-                file.truncate(size);
-            }
-
-            @Override
-            public void close() throws IOException {
-                file.close();
             }
         };
     }
