@@ -102,14 +102,23 @@ final class BackPressure {
         }
     }
 
+    /**
+     * Waits up to {@code nanos} for a shrink. An interrupt does not end the hold (the commit is
+     * already visible, so nothing is undone); it is passed on once the wait is over, rather than
+     * set again at once, which made every later wait of a stopped writer return at once and spin.
+     */
     private void awaitShrink(long nanos) {
+        boolean interrupted = Thread.interrupted();
         lock.lock();
         try {
             shrunk.awaitNanos(nanos);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
         } finally {
             lock.unlock();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 }
