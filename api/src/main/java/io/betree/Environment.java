@@ -7,6 +7,7 @@ import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.StorageEnv;
 import io.betree.internal.tree.TreeConfig;
 import io.betree.internal.txn.WriteOp;
+import io.betree.internal.txn.spill.SpilledWrites;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -219,6 +220,27 @@ public final class Environment implements AutoCloseable {
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }
+    }
+
+    /** A transaction's writes outgrew its heap share: they move to a new spill file. */
+    SpilledWrites newSpill() {
+        try {
+            return engine.newSpill();
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
+    }
+
+    void commitSpilled(long snapshotTs, SpilledWrites spilled) {
+        try {
+            engine.commitSpilled(snapshotTs, spilled);
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
+    }
+
+    long transactionMemoryBytes() {
+        return options.transactionMemoryBytes();
     }
 
     boolean conflicts(Index index, byte[] key, long snapshotTs) {

@@ -15,6 +15,8 @@ public final class EnvironmentOptions {
     public static final long DEFAULT_CACHE_BYTES = 128L << 20;
     /** Smallest accepted cache budget: 16 MiB. */
     public static final long MIN_CACHE_BYTES = 16L << 20;
+    /** Default heap share of one transaction's pending writes: 8 MiB. */
+    public static final long DEFAULT_TRANSACTION_MEMORY_BYTES = 8L << 20;
 
     private final long cacheBytes;
     private final StorageEnv storage;
@@ -22,15 +24,17 @@ public final class EnvironmentOptions {
     private final Duration syncInterval;
     private final Duration checkpointInterval;
     private final long logSegmentBytes;
+    private final long transactionMemoryBytes;
 
     private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
-            Duration checkpointInterval, long logSegmentBytes) {
+            Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes) {
         this.cacheBytes = cacheBytes;
         this.storage = storage;
         this.durability = durability;
         this.syncInterval = syncInterval;
         this.checkpointInterval = checkpointInterval;
         this.logSegmentBytes = logSegmentBytes;
+        this.transactionMemoryBytes = transactionMemoryBytes;
     }
 
     /**
@@ -43,7 +47,7 @@ public final class EnvironmentOptions {
         long cache = NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
                 : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
         return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
-                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20);
+                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES);
     }
 
     /**
@@ -58,13 +62,15 @@ public final class EnvironmentOptions {
         if (bytes < MIN_CACHE_BYTES) {
             throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
         }
-        return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
+        return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
+                transactionMemoryBytes);
     }
 
     /** What a returned commit promises; default {@link Durability#SYNC}. */
     public EnvironmentOptions durability(Durability durability) {
         Objects.requireNonNull(durability, "durability");
-        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes);
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
+                transactionMemoryBytes);
     }
 
     /**
@@ -77,7 +83,8 @@ public final class EnvironmentOptions {
         if (interval.isNegative() || interval.isZero()) {
             throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
         }
-        return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes);
+        return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes,
+                transactionMemoryBytes);
     }
 
     /**
@@ -91,7 +98,8 @@ public final class EnvironmentOptions {
         if (interval.isNegative()) {
             throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
         }
-        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes);
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes,
+                transactionMemoryBytes);
     }
 
     /**
@@ -102,7 +110,26 @@ public final class EnvironmentOptions {
         if (bytes < (1L << 20)) {
             throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
         }
-        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes);
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes,
+                transactionMemoryBytes);
+    }
+
+    /**
+     * How much heap one transaction's pending writes may take, about, before they move to a
+     * temporary file in the environment's directory; default 8 MiB, at least 1 KiB. A transaction
+     * of any size thus commits within a bounded heap: its reads still see its own writes, and its
+     * commit streams them into the log and the indexes in bounded batches. Committing a transaction
+     * that moved its writes holds other commits back for a moment that grows with its size (its
+     * keys are checked against the commits made since it began).
+     *
+     * @throws IllegalArgumentException if below 1 KiB
+     */
+    public EnvironmentOptions transactionMemoryBytes(long bytes) {
+        if (bytes < 1024) {
+            throw new IllegalArgumentException("transactionMemoryBytes must be at least 1024, was " + bytes);
+        }
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
+                bytes);
     }
 
     /**
@@ -111,7 +138,7 @@ public final class EnvironmentOptions {
      */
     EnvironmentOptions storage(StorageEnv storage) {
         return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
-                checkpointInterval, logSegmentBytes);
+                checkpointInterval, logSegmentBytes, transactionMemoryBytes);
     }
 
     /** The cache budget in bytes. */
@@ -137,6 +164,11 @@ public final class EnvironmentOptions {
     /** The log segment size. */
     public long logSegmentBytes() {
         return logSegmentBytes;
+    }
+
+    /** The heap share of one transaction's pending writes. */
+    public long transactionMemoryBytes() {
+        return transactionMemoryBytes;
     }
 
     /** The file layer. */

@@ -1,7 +1,11 @@
 package io.betree;
 
+import io.betree.internal.log.CommitRecord.Op;
+import io.betree.internal.tree.ScanOverlay;
 import io.betree.internal.txn.WriteOp;
+import io.betree.internal.txn.spill.SpilledWrites;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +26,10 @@ import java.util.NavigableMap;
  * the transaction's own writes; readers never block writers or each other. Two transactions that
  * write the same key conflict: the later one fails with {@link WriteConflictException} (first
  * committer wins), at the write if the other has already committed, otherwise at
- * {@link #commit()}; nobody waits for a lock. Writes are kept in the transaction (on the heap)
- * until commit, so very large transactions need heap in proportion.
+ * {@link #commit()}; nobody waits for a lock. Writes are kept in the transaction until commit: on
+ * the heap up to {@link EnvironmentOptions#transactionMemoryBytes}, then in a temporary file in the
+ * environment's directory, so a transaction of millions of writes needs no more heap than a small
+ * one.
  *
  * <p>Not thread-safe: use a transaction from one thread at a time. {@link #close()} is idempotent.
  */
@@ -31,9 +37,16 @@ public final class Transaction implements AutoCloseable {
     /** Marks a delete in a write set (compared by identity). */
     static final byte[] DELETED = new byte[0];
 
+    /** Rough heap cost of one pending write besides its key and value (map entry, wrappers, arrays). */
+    private static final int WRITE_OVERHEAD_BYTES = 112;
+
     private final Environment env;
     private final long snapshotTs;
     private final Map<Index, WriteSet> writes = new LinkedHashMap<>();
+    /** About the heap the pending writes in {@link #writes} take. */
+    private long heapBytes;
+    /** Writes moved off the heap, older than those in {@link #writes}; null until the first move. */
+    private SpilledWrites spilled;
     private boolean active = true;
 
     Transaction(Environment env, long snapshotTs) {
@@ -59,6 +72,10 @@ public final class Transaction implements AutoCloseable {
      */
     public void commit() {
         checkActive();
+        if (spilled != null) {
+            commitSpilled();
+            return;
+        }
         List<WriteOp> ops = new ArrayList<>();
         for (Map.Entry<Index, WriteSet> e : writes.entrySet()) {
             Index index = e.getKey();
@@ -70,6 +87,65 @@ public final class Transaction implements AutoCloseable {
         } finally {
             finish();
         }
+    }
+
+    private void commitSpilled() {
+        try {
+            spill();
+            SpilledWrites all = spilled;
+            spilled = null; // The commit closes it, whatever happens.
+            env.commitSpilled(snapshotTs, all);
+        } finally {
+            finish();
+        }
+    }
+
+    /** Moves the writes on the heap to the spill file, as its newest run. */
+    private void spill() {
+        if (spilled == null) {
+            spilled = env.newSpill();
+        }
+        List<Map.Entry<Index, WriteSet>> byId = new ArrayList<>(writes.entrySet());
+        byId.sort((a, b) -> Integer.compare(a.getKey().id(), b.getKey().id()));
+        List<Iterator<Op>> sources = new ArrayList<>(byId.size());
+        for (Map.Entry<Index, WriteSet> e : byId) {
+            int id = e.getKey().id();
+            Iterator<Map.Entry<byte[], byte[]>> it = e.getValue().sorted().entrySet().iterator();
+            sources.add(new Iterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return it.hasNext();
+                }
+
+                @Override
+                public Op next() {
+                    Map.Entry<byte[], byte[]> w = it.next();
+                    return w.getValue() == DELETED ? Op.delete(id, w.getKey()) : Op.put(id, w.getKey(), w.getValue());
+                }
+            });
+        }
+        Iterator<Iterator<Op>> chain = sources.iterator();
+        spilled.spill(new Iterator<>() {
+            private Iterator<Op> current = java.util.Collections.emptyIterator();
+
+            @Override
+            public boolean hasNext() {
+                while (!current.hasNext() && chain.hasNext()) {
+                    current = chain.next();
+                }
+                return current.hasNext();
+            }
+
+            @Override
+            public Op next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                return current.next();
+            }
+        });
+        writes.clear();
+        heapBytes = 0;
     }
 
     /** Discards the transaction's writes. Does nothing if it already finished. */
@@ -88,7 +164,15 @@ public final class Transaction implements AutoCloseable {
     private void finish() {
         active = false;
         writes.clear();
-        env.endSnapshot(snapshotTs);
+        SpilledWrites s = spilled;
+        spilled = null;
+        try {
+            if (s != null) {
+                s.close();
+            }
+        } finally {
+            env.endSnapshot(snapshotTs);
+        }
     }
 
     void checkActive() {
@@ -117,17 +201,49 @@ public final class Transaction implements AutoCloseable {
                     + ": another transaction committed this key after this transaction began");
         }
         writes.computeIfAbsent(index, i -> new WriteSet()).put(key.clone(), value == DELETED ? DELETED : value.clone());
+        heapBytes += WRITE_OVERHEAD_BYTES + key.length + value.length;
+        if (heapBytes > env.transactionMemoryBytes()) {
+            try {
+                spill();
+            } catch (RuntimeException | Error e) {
+                abort();
+                throw e;
+            }
+        }
     }
 
     /** The transaction's own latest write of {@code key} to {@code index} ({@link #DELETED} for a delete), or null. */
     byte[] ownWrite(Index index, byte[] key) {
         WriteSet own = writes.get(index);
-        return own == null ? null : own.get(key);
+        byte[] latest = own == null ? null : own.get(key);
+        if (latest == null && spilled != null) {
+            Op op = spilled.lookup(index.id(), key);
+            if (op != null) {
+                latest = op.value() == null ? DELETED : op.value();
+            }
+        }
+        return latest;
     }
 
-    /** The transaction's own writes to {@code index} in key order, or null if there are none. */
-    NavigableMap<byte[], byte[]> writesTo(Index index) {
+    /**
+     * The transaction's own writes to {@code index} as a scan lays them over its snapshot (deletes
+     * as {@link #DELETED}), or null if there are none.
+     */
+    ScanOverlay writesTo(Index index) {
         WriteSet own = writes.get(index);
-        return own == null ? null : own.sorted();
+        SpilledWrites moved = spilled;
+        if (own == null && moved == null) {
+            return null;
+        }
+        return (from, limit, action) -> {
+            if (moved != null) {
+                moved.forEachInRange(index.id(), from, limit,
+                        op -> action.accept(op.key(), op.value() == null ? DELETED : op.value()));
+            }
+            if (own != null) {
+                NavigableMap<byte[], byte[]> sorted = own.sorted();
+                (limit == null ? sorted.tailMap(from, true) : sorted.subMap(from, true, limit, false)).forEach(action);
+            }
+        };
     }
 }

@@ -63,8 +63,10 @@ public final class LogDump {
             StringBuilder summary = new StringBuilder("# ");
             long total = 0;
             for (LogRecordType t : LogRecordType.values()) {
-                summary.append(count[t.ordinal()]).append(' ').append(t).append(", ");
-                total += count[t.ordinal()];
+                if (count[t.ordinal()] > 0) { // the kinds present only
+                    summary.append(count[t.ordinal()]).append(' ').append(t).append(", ");
+                    total += count[t.ordinal()];
+                }
             }
             out.println(summary.append(total).append(" records shown; log spans LSNs [").append(r.firstLsn())
                     .append(", ").append(r.endLsn()).append(')'));

@@ -9,7 +9,6 @@ import io.betree.internal.storage.BlockFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -499,7 +498,7 @@ public final class BeTree {
      * at {@code snapshotTs} sees them, with {@code overlay} (a transaction's own writes, deletes
      * marked by {@code overlayTombstone}; may be null) applied on top.
      */
-    public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, NavigableMap<byte[], byte[]> overlay,
+    public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, ScanOverlay overlay,
             byte[] overlayTombstone) {
         ScanBatch batch;
         structure.readLock().lock();

@@ -56,7 +56,7 @@ public final class ScanBatch {
     }
 
     static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
-            java.util.NavigableMap<byte[], byte[]> overlay, byte[] overlayTombstone) {
+            ScanOverlay overlay, byte[] overlayTombstone) {
         List<CacheEntry> path = new ArrayList<>();
         List<MessageBuffer> buffers = new ArrayList<>();
         byte[] upper = null;
@@ -86,8 +86,11 @@ public final class ScanBatch {
             basement = store.pinBasement(leaf.basements.get(b));
             List<byte[]> keys = new ArrayList<>();
             List<byte[]> values = new ArrayList<>();
-            var own = overlay == null ? null
-                    : limit == null ? overlay.tailMap(from, true) : overlay.subMap(from, true, limit, false);
+            TreeMap<byte[], byte[]> own = null;
+            if (overlay != null) {
+                own = new TreeMap<>(Keys::compare);
+                overlay.forEachInRange(from, limit, own::put);
+            }
             List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
                     : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
             mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values);

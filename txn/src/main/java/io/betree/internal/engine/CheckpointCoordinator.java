@@ -18,7 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * cache and the log. A checkpoint is fuzzy:
  * <ol>
  * <li>With the trees' flush steps paused ({@link BeTree#withFlushesPaused}), at a quiet point of
- * the commit order ({@link TransactionManager#runExclusive}), with every tree unchanged
+ * the commit order ({@link QuietPoint}), with every tree unchanged
  * ({@link BeTree#whileUnchanged}), it notes the log position, the visible timestamp
  * and each index's root, has the block file capture its translation table
  * ({@link BlockFile#beginCheckpoint}) and the cache mark its dirty nodes
@@ -44,6 +44,8 @@ final class CheckpointCoordinator {
     /** Held for a whole checkpoint; {@link ReentrantLock} rather than a monitor, as it spans I/O. */
     private final ReentrantLock running = new ReentrantLock();
     private boolean stopped;
+    /** Where the running checkpoint may delete the log before; set at its quiet point. Guarded by running. */
+    private long logNeededFrom;
 
     CheckpointCoordinator(Path directory, BlockFile file, NodeCache cache, DurableLog log, TransactionManager txns,
             IndexRegistry indexes) {
@@ -106,7 +108,7 @@ final class CheckpointCoordinator {
                 abort();
                 throw e;
             }
-            log.deleteBefore(catalog.checkpointLsn());
+            log.deleteBefore(logNeededFrom);
         } catch (UncheckedIOException e) {
             throw new BetreeIOException("checkpoint of " + directory, e.getCause());
         }
@@ -116,13 +118,9 @@ final class CheckpointCoordinator {
     private Catalog.Contents begin() {
         // Flush steps in progress are waited out first, while commits go on: waited out inside
         // the quiet point, they would hold every commit back for as long as a step takes.
-        return BeTree.withFlushesPaused(indexes.trees(), this::beginQuietly);
-    }
-
-    private Catalog.Contents beginQuietly() {
         // At a quiet point of the commit order: an index created later logs its creation after
         // the checkpoint's log position, so recovery finds it.
-        return txns.runExclusive(() -> {
+        return QuietPoint.run(txns, indexes.trees(), () -> {
             List<StoredIndex> all = indexes.all();
             List<BeTree> trees = new ArrayList<>(all.size());
             for (StoredIndex i : all) {
@@ -135,7 +133,11 @@ final class CheckpointCoordinator {
                 }
                 file.beginCheckpoint();
                 cache.beginCheckpoint();
-                return new Catalog.Contents(txns.visibleTs(), log.endLsn(), indexes.nextId(), entries);
+                long lsn = log.endLsn();
+                // Taken here, at the quiet point: a large commit whose record follows this position
+                // may have logged parts before it, and recovery from here reads them.
+                logNeededFrom = txns.logNeededFrom(lsn);
+                return new Catalog.Contents(txns.visibleTs(), lsn, indexes.nextId(), entries);
             });
         });
     }

@@ -6,6 +6,7 @@ import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.fault.CorruptionException;
 import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.log.BackgroundScheduler;
+import io.betree.internal.log.CommitPartsRecord;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CreateIndexRecord;
 import io.betree.internal.log.DurableLog;
@@ -19,6 +20,8 @@ import io.betree.internal.tree.TreeConfig;
 import io.betree.internal.txn.TransactionManager;
 import io.betree.internal.txn.WriteConflictException;
 import io.betree.internal.txn.WriteOp;
+import io.betree.internal.txn.spill.CommitRun;
+import io.betree.internal.txn.spill.SpilledWrites;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -46,6 +49,7 @@ public final class Engine implements AutoCloseable {
     static final String LOCK_FILE = "betree.lock";
 
     private final Path directory;
+    private final StorageEnv storage;
     private final EngineSettings settings;
     private final Closeable fileLock;
     private final BlockFile file;
@@ -62,9 +66,10 @@ public final class Engine implements AutoCloseable {
     /** The first failure after which the state in memory is unknown; then every call refuses. */
     private volatile Throwable failure;
 
-    private Engine(Path directory, EngineSettings settings, Closeable fileLock, BlockFile file, DurableLog log,
-            Catalog.Contents catalog) {
+    private Engine(Path directory, StorageEnv storage, EngineSettings settings, Closeable fileLock, BlockFile file,
+            DurableLog log, Catalog.Contents catalog) {
         this.directory = directory;
+        this.storage = storage;
         this.settings = settings;
         this.fileLock = fileLock;
         this.file = file;
@@ -99,7 +104,8 @@ public final class Engine implements AutoCloseable {
             file = BlockFile.open(storage, dir.resolve(DATA_FILE));
             Catalog.Contents catalog = readCatalog(file, dir.resolve(DATA_FILE));
             log = DurableLog.open(storage, dir, settings.logSegmentBytes());
-            engine = new Engine(dir, settings, lock, file, log, catalog);
+            deleteLeftoverSpills(storage, dir);
+            engine = new Engine(dir, storage, settings, lock, file, log, catalog);
             engine.recover(catalog.checkpointLsn());
             engine.startBackgroundWork();
             return engine;
@@ -109,6 +115,15 @@ public final class Engine implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             abandon(engine, log, file, lock);
             throw e;
+        }
+    }
+
+    /** Deletes the files of transactions that spilled writes in a process that ended without cleaning up. */
+    private static void deleteLeftoverSpills(StorageEnv storage, Path dir) throws IOException {
+        for (Path p : storage.list(dir)) {
+            if (SpilledWrites.isSpillFile(p.getFileName().toString())) {
+                storage.delete(p);
+            }
         }
     }
 
@@ -160,23 +175,38 @@ public final class Engine implements AutoCloseable {
                 if (r.commitTs() <= txns.visibleTs()) {
                     return; // Already in the checkpoint.
                 }
-                List<WriteOp> ops = new ArrayList<>(r.ops().size());
-                for (CommitRecord.Op op : r.ops()) {
-                    StoredIndex index = indexes.byId(op.indexId());
-                    if (index == null) {
-                        throw new CorruptionException(directory, "the log commits to index id " + op.indexId()
-                                + ", which was never created");
-                    }
-                    try {
-                        ops.add(WriteOp.replayed(op, index.tree()));
-                    } catch (IllegalArgumentException e) {
-                        throw new CorruptionException(directory, "the log's commit at timestamp " + r.commitTs()
-                                + " is malformed: " + e.getMessage());
-                    }
+                txns.recover(r.commitTs(), replayedOps(r.commitTs(), r.ops()));
+            }
+
+            @Override
+            public void commitParts(CommitPartsRecord r) {
+                if (r.commitTs() <= txns.visibleTs()) {
+                    return;
                 }
-                txns.recover(r.commitTs(), ops);
+                for (long lsn : r.partLsns()) {
+                    txns.recover(r.commitTs(), replayedOps(r.commitTs(), log.partAt(lsn).ops()));
+                }
             }
         });
+    }
+
+    /** The logged writes of the commit at {@code ts}, bound to their trees. */
+    private List<WriteOp> replayedOps(long ts, List<CommitRecord.Op> logged) {
+        List<WriteOp> ops = new ArrayList<>(logged.size());
+        for (CommitRecord.Op op : logged) {
+            StoredIndex index = indexes.byId(op.indexId());
+            if (index == null) {
+                throw new CorruptionException(directory, "the log commits to index id " + op.indexId()
+                        + ", which was never created");
+            }
+            try {
+                ops.add(WriteOp.replayed(op, index.tree()));
+            } catch (IllegalArgumentException e) {
+                throw new CorruptionException(directory, "the log's commit at timestamp " + ts
+                        + " is malformed: " + e.getMessage());
+            }
+        }
+        return ops;
     }
 
     /** Schedules the periodic log sync and checkpoints on the threads every environment shares. */
@@ -292,6 +322,51 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * A new, empty place for a transaction's writes beyond its heap share, in this environment's
+     * directory; the transaction closes it (or {@link #commitSpilled} consumes it).
+     *
+     * @throws IllegalStateException if closed
+     */
+    public SpilledWrites newSpill() {
+        checkOpen();
+        return SpilledWrites.create(storage, directory);
+    }
+
+    /**
+     * Commits a transaction whose writes were spilled, all of them now in {@code spilled} (which this
+     * closes), as {@link #commit} commits one on the heap; see {@link TransactionManager#commitLarge}.
+     *
+     * @throws WriteConflictException if another transaction committed one of the keys first
+     * @throws BetreeException if logging or applying fails; the engine then refuses further work
+     */
+    public void commitSpilled(long snapshotTs, SpilledWrites spilled) {
+        try {
+            checkOpen();
+            CommitRun run = spilled.mergeForCommit();
+            if (run.count() == 0) {
+                run.close();
+                return;
+            }
+            long position = txns.commitLarge(snapshotTs, run, id -> {
+                StoredIndex index = indexes.byId(id);
+                if (index == null) {
+                    throw new IllegalStateException("a transaction wrote to index id " + id + ", which does not exist");
+                }
+                return index.tree();
+            });
+            if (settings.syncEveryCommit()) {
+                txns.syncTo(position);
+            }
+        } catch (WriteConflictException e) {
+            throw e;
+        } catch (BetreeException e) {
+            throw fail(e);
+        } finally {
+            spilled.close();
+        }
+    }
+
+    /**
      * Makes everything committed so far durable in the data file and deletes log segments no
      * longer needed; see {@link CheckpointCoordinator}.
      *
@@ -320,7 +395,7 @@ public final class Engine implements AutoCloseable {
     public void checkInvariants() {
         checkOpen();
         // Flushes paused before the commit order, as a checkpoint does (same order, no deadlock).
-        BeTree.withFlushesPaused(indexes.trees(), () -> txns.runExclusive(() -> {
+        QuietPoint.run(txns, indexes.trees(), () -> {
             List<StoredIndex> all = indexes.all();
             List<BeTree> trees = new ArrayList<>(all.size());
             for (StoredIndex i : all) {
@@ -357,7 +432,7 @@ public final class Engine implements AutoCloseable {
                 }
                 return null;
             });
-        }));
+        });
     }
 
     /** Counters of the node cache. */
@@ -426,6 +501,11 @@ public final class Engine implements AutoCloseable {
                 first = e;
             }
             closed = true;
+            try {
+                txns.close();
+            } catch (RuntimeException | Error e) {
+                first = first != null ? first : e;
+            }
             for (StoredIndex i : indexes.all()) {
                 i.tree().close();
             }

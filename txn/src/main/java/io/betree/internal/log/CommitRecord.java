@@ -26,8 +26,8 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
     /** Op code of a delete: remove the key. */
     public static final byte DELETE = 2;
 
-    /** Fixed bytes before the ops. */
-    private static final int FIXED_BYTES = 12;
+    /** Fixed bytes before the op count. */
+    private static final int FIXED_BYTES = 8;
     /** Fixed bytes of one op besides its key and value. */
     private static final int OP_FIXED_BYTES = 13;
     /** Ops and key/value bytes rendered by {@link #describe()} before it abbreviates. */
@@ -101,16 +101,32 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
      */
     @Override
     public ByteBuffer encode() {
-        long size = FIXED_BYTES;
+        ByteBuffer out = ByteBuffer.allocate(checkedSize(FIXED_BYTES + opsBytes(ops), "commit"));
+        out.putLong(commitTs);
+        return putOps(out, ops).flip();
+    }
+
+    /** Encoded bytes of {@code ops}, their count included. */
+    static long opsBytes(List<Op> ops) {
+        long size = 4;
         for (Op op : ops) {
             size += OP_FIXED_BYTES + op.key().length + (op.value() == null ? 0 : op.value().length);
         }
+        return size;
+    }
+
+    /** @throws IllegalArgumentException if {@code size} exceeds {@link WriteAheadLog#MAX_PAYLOAD_BYTES} */
+    static int checkedSize(long size, String what) {
         if (size > WriteAheadLog.MAX_PAYLOAD_BYTES) {
-            throw new IllegalArgumentException("commit record of " + size + " bytes exceeds the limit of "
+            throw new IllegalArgumentException(what + " record of " + size + " bytes exceeds the limit of "
                     + WriteAheadLog.MAX_PAYLOAD_BYTES);
         }
-        ByteBuffer out = ByteBuffer.allocate((int) size);
-        out.putLong(commitTs).putInt(ops.size());
+        return (int) size;
+    }
+
+    /** Puts the op count and the ops. */
+    static ByteBuffer putOps(ByteBuffer out, List<Op> ops) {
+        out.putInt(ops.size());
         for (Op op : ops) {
             out.putInt(op.indexId()).put(op.type()).putInt(op.key().length).put(op.key());
             if (op.value() == null) {
@@ -119,17 +135,11 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
                 out.putInt(op.value().length).put(op.value());
             }
         }
-        return out.flip();
+        return out;
     }
 
-    /**
-     * Decodes the remaining bytes of {@code payload} without moving its position.
-     *
-     * @throws IllegalArgumentException if the bytes are not exactly one well-formed commit record
-     */
-    public static CommitRecord decode(ByteBuffer payload) {
-        PayloadReader in = new PayloadReader(payload, "commit");
-        long ts = in.i64("commit timestamp");
+    /** Reads what {@link #putOps} put. */
+    static List<Op> readOps(PayloadReader in) {
         int n = in.count(in.i32("op count"), OP_FIXED_BYTES, "op count");
         List<Op> ops = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
@@ -140,13 +150,30 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
             byte[] value = valueLength == -1 ? null : in.bytes(valueLength, "value");
             ops.add(new Op(indexId, type, key, value));
         }
+        return ops;
+    }
+
+    /**
+     * Decodes the remaining bytes of {@code payload} without moving its position.
+     *
+     * @throws IllegalArgumentException if the bytes are not exactly one well-formed commit record
+     */
+    public static CommitRecord decode(ByteBuffer payload) {
+        PayloadReader in = new PayloadReader(payload, "commit");
+        long ts = in.i64("commit timestamp");
+        List<Op> ops = readOps(in);
         in.end();
         return new CommitRecord(ts, ops);
     }
 
     @Override
     public String describe() {
-        StringBuilder sb = new StringBuilder("ts=").append(commitTs).append(" ops=").append(ops.size());
+        return "ts=" + commitTs + " " + describeOps(ops);
+    }
+
+    /** The op count and the first few ops, abbreviated. */
+    static String describeOps(List<Op> ops) {
+        StringBuilder sb = new StringBuilder("ops=").append(ops.size());
         for (int i = 0; i < Math.min(ops.size(), DESCRIBE_OPS); i++) {
             sb.append(i == 0 ? " [" : "; ").append(ops.get(i).describe());
         }

@@ -5,6 +5,7 @@ import io.betree.internal.fault.CorruptionException;
 import io.betree.internal.storage.StorageEnv;
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,6 +36,9 @@ public final class DurableLog implements Closeable {
 
         /** A transaction committed. */
         void commit(CommitRecord record);
+
+        /** A large transaction committed the parts logged before; read them with {@link #partAt}. */
+        void commitParts(CommitPartsRecord record);
     }
 
     /** Replays every record from {@code fromLsn} on; truncates a torn tail. */
@@ -51,6 +55,8 @@ public final class DurableLog implements Closeable {
                     replayer.commit(commit);
                 } else if (record instanceof CreateIndexRecord created) {
                     replayer.createIndex(created);
+                } else if (record instanceof CommitPartsRecord parts) {
+                    replayer.commitParts(parts);
                 }
             });
         } catch (IOException e) {
@@ -62,6 +68,49 @@ public final class DurableLog implements Closeable {
     public long appendCommit(long commitTs, List<CommitRecord.Op> ops) {
         try {
             return wal.append(new CommitRecord(commitTs, ops));
+        } catch (IOException e) {
+            throw new BetreeIOException("logging a commit in " + dir, e);
+        }
+    }
+
+    /**
+     * The part of a large commit logged at {@code lsn}; only while {@link #replay} runs, from its
+     * {@link Replayer}.
+     *
+     * @throws CorruptionException if no well-formed part is there
+     */
+    public WritesRecord partAt(long lsn) {
+        ByteBuffer payload;
+        try {
+            payload = wal.recordDuringReplay(lsn, LogRecordType.WRITES);
+        } catch (IOException e) {
+            throw new BetreeIOException("reading a large commit's part in the log in " + dir, e);
+        }
+        try {
+            return WritesRecord.decode(payload);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptionException(dir, "log record at LSN " + lsn + " is malformed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Appends one part of a large transaction's writes, before it commits; returns the part's LSN, for
+     * its {@link CommitPartsRecord}.
+     */
+    public long appendWrites(WritesRecord part) {
+        try {
+            ByteBuffer payload = part.encode();
+            int size = RecordFormat.size(payload.remaining());
+            return wal.append(LogRecordType.WRITES, payload) - size;
+        } catch (IOException e) {
+            throw new BetreeIOException("logging a large transaction's writes in " + dir, e);
+        }
+    }
+
+    /** Appends the commit of logged parts; returns the position to pass to {@link #syncTo}. */
+    public long appendCommitParts(CommitPartsRecord record) {
+        try {
+            return wal.append(record);
         } catch (IOException e) {
             throw new BetreeIOException("logging a commit in " + dir, e);
         }

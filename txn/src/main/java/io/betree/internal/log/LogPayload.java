@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
  * The decoded payload of a log record. Each implementation is the codec of one
  * {@link LogRecordType}: it encodes itself and is produced by {@link LogRecordType#decode}.
  */
-public sealed interface LogPayload permits CommitRecord, CreateIndexRecord {
+public sealed interface LogPayload permits CommitRecord, CreateIndexRecord, WritesRecord, CommitPartsRecord {
 
     /** The record type this payload is stored under. */
     LogRecordType type();

@@ -99,6 +99,32 @@ public final class LogReader {
         throw new AssertionError("unreachable: the last segment returns");
     }
 
+    /** The payload of the record of type {@code type} at {@code lsn}; see {@link WriteAheadLog#recordDuringReplay}. */
+    static java.nio.ByteBuffer recordAt(StorageEnv env, List<Segment> segments, long lsn, LogRecordType type)
+            throws IOException {
+        for (int i = segments.size() - 1; i >= 0; i--) {
+            Segment seg = segments.get(i);
+            if (seg.startLsn() > lsn) {
+                continue;
+            }
+            try (FileHandle file = env.open(seg.path())) {
+                long offset = lsn - seg.startLsn() + SegmentHeader.SIZE;
+                Examined rec = RecordFormat.examine(new SegmentWindow(file, file.size()), offset, lsn);
+                if (!rec.valid()) {
+                    throw corrupt(seg, offset, "a record the log refers to is not there: " + rec.problem());
+                }
+                if (rec.typeCode() != type.code()) {
+                    throw corrupt(seg, offset, "a " + type + " record was expected, found type code "
+                            + (rec.typeCode() & 0xff));
+                }
+                java.nio.ByteBuffer copy = java.nio.ByteBuffer.allocate(rec.payload().remaining());
+                return copy.put(rec.payload().duplicate()).flip();
+            }
+        }
+        throw new CorruptionException(segments.isEmpty() ? Path.of(".") : segments.get(0).path().getParent(),
+                "the log refers to a record at LSN " + lsn + ", which precedes its oldest segment");
+    }
+
     /** Visits the valid records of one segment and returns where they end. */
     private static SegmentEnd scanSegment(Segment seg, SegmentWindow window, boolean last, long fromLsn,
             RecordVisitor visitor) throws IOException {

@@ -25,6 +25,22 @@ public enum LogRecordType {
         public CreateIndexRecord decode(ByteBuffer payload) {
             return CreateIndexRecord.decode(payload);
         }
+    },
+
+    /** A part of a large transaction's writes, logged before it commits ({@link WritesRecord}). */
+    WRITES(4) {
+        @Override
+        public WritesRecord decode(ByteBuffer payload) {
+            return WritesRecord.decode(payload);
+        }
+    },
+
+    /** A large transaction committed the parts it names ({@link CommitPartsRecord}). */
+    COMMIT_PARTS(5) {
+        @Override
+        public CommitPartsRecord decode(ByteBuffer payload) {
+            return CommitPartsRecord.decode(payload);
+        }
     };
 
     /** Types by code; codes are small, so an array indexed by code. */

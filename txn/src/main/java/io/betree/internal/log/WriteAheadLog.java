@@ -139,6 +139,27 @@ public final class WriteAheadLog implements Closeable {
         tail = new LogTail(env, dir, segmentBytes, segments, file, result.lastSegmentBytes(), result.endLsn());
     }
 
+    /**
+     * The payload of the record of type {@code type} at {@code lsn}, read while {@link #replay} runs
+     * (from its visitor): recovery reads the parts of a large commit where they were logged, which
+     * may lie before the position it replays from.
+     *
+     * @throws io.betree.internal.fault.CorruptionException if no valid record of that type is there
+     * @throws IllegalStateException outside a replay
+     * @throws IOException if reading fails
+     */
+    public ByteBuffer recordDuringReplay(long lsn, LogRecordType type) throws IOException {
+        state.lock();
+        try {
+            if (!replayStarted || tail != null) {
+                throw new IllegalStateException("records are read by position only during replay");
+            }
+            return LogReader.recordAt(env, segments, lsn, type);
+        } finally {
+            state.unlock();
+        }
+    }
+
     /** Appends {@code payload} under its own type; see {@link #append(LogRecordType, ByteBuffer)}. */
     public long append(LogPayload payload) throws IOException {
         return append(payload.type(), payload.encode());

@@ -1,6 +1,9 @@
 package io.betree.internal.txn;
 
+import io.betree.internal.txn.spill.CommitRun;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -8,15 +11,53 @@ import java.util.concurrent.ConcurrentHashMap;
  * committer-wins checks. Entries older than every live snapshot are dropped, so the table stays as
  * small as the oldest running transaction allows. A hash collision can only cause a spurious
  * conflict, never a missed one.
+ *
+ * <p>A large commit (a transaction that spilled its writes) is kept apart, as its {@link CommitRun}:
+ * millions of keys would not fit the heap as entries. A key is looked up in it, one block read,
+ * only while a snapshot that predates it is live.
+ *
+ * <p>Lookups are thread-safe; {@link #record}, {@link #recordLarge} and {@link #prune} are called
+ * under the commit gate.
  */
 final class ConflictTable {
     private final ConcurrentHashMap<Long, Long> lastCommit = new ConcurrentHashMap<>();
     private final ArrayDeque<long[]> byCommit = new ArrayDeque<>();
+    /** Large commits, oldest first; replaced, never modified, so lookups need no lock. */
+    private volatile List<LargeCommit> large = List.of();
 
-    /** The newest commit timestamp that wrote {@code hash}, or 0. */
-    long lastCommit(long hash) {
-        Long ts = lastCommit.get(hash);
-        return ts == null ? 0 : ts;
+    private record LargeCommit(long ts, CommitRun keys) {
+    }
+
+    /** The newest commit timestamp that wrote {@code key} of index {@code indexId} (hashed to {@code hash}), or 0. */
+    long lastCommit(long hash, int indexId, byte[] key) {
+        Long found = lastCommit.get(hash);
+        long ts = found == null ? 0 : found;
+        List<LargeCommit> big = large;
+        for (int i = big.size() - 1; i >= 0 && big.get(i).ts > ts; i--) {
+            if (big.get(i).keys.contains(indexId, key)) {
+                return big.get(i).ts;
+            }
+        }
+        return ts;
+    }
+
+    /**
+     * Records that commit {@code ts} wrote the keys of {@code keys}, which the table owns from now on
+     * and closes once pruned. Called in commit order.
+     */
+    void recordLarge(long ts, CommitRun keys) {
+        List<LargeCommit> next = new ArrayList<>(large);
+        next.add(new LargeCommit(ts, keys));
+        large = List.copyOf(next);
+    }
+
+    /** Closes every large commit's run (the environment is closing). */
+    void close() {
+        List<LargeCommit> big = large;
+        large = List.of();
+        for (LargeCommit c : big) {
+            c.keys.close();
+        }
     }
 
     /** Records that commit {@code ts} wrote the keys {@code hashes}. Called in commit order. */
@@ -36,6 +77,19 @@ final class ConflictTable {
             long[] entry = byCommit.pollFirst();
             for (int i = 1; i < entry.length; i++) {
                 lastCommit.remove(entry[i], entry[0]);
+            }
+        }
+        List<LargeCommit> big = large;
+        int dropped = 0;
+        while (dropped < big.size() && big.get(dropped).ts <= horizon) {
+            dropped++;
+        }
+        if (dropped > 0) {
+            large = List.copyOf(big.subList(dropped, big.size()));
+            for (int i = 0; i < dropped; i++) {
+                // A lookup racing with this finds the run closed and reports no conflict: its
+                // snapshot is at or after the horizon, so the commit is no conflict for it.
+                big.get(i).keys.close();
             }
         }
     }

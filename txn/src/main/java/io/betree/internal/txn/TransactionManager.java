@@ -2,15 +2,20 @@ package io.betree.internal.txn;
 
 import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.fault.FailureListener;
+import io.betree.internal.log.CommitPartsRecord;
 import io.betree.internal.log.CommitRecord;
+import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.log.DurableLog;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MvccHorizon;
+import io.betree.internal.txn.spill.CommitRun;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
@@ -35,6 +40,7 @@ public final class TransactionManager implements MvccHorizon {
     /** Guarded by the gate. */
     private final ConflictTable conflicts = new ConflictTable();
     private final ApplyTurns turns = new ApplyTurns();
+    private final LogRetention retention = new LogRetention();
     private final AtomicLong writerWaitNanos = new AtomicLong();
     private final DurableLog log;
     private final FailureListener failures;
@@ -78,6 +84,43 @@ public final class TransactionManager implements MvccHorizon {
             return action.get();
         } finally {
             commitGate.unlock();
+        }
+    }
+
+    /**
+     * As {@link #runExclusive}, for a caller that holds the trees' flushes paused: a large commit
+     * being applied waits for the flushers between batches, so waiting for it with flushes paused
+     * would never end. Gives up (returns false, {@code action} not run) when the commits logged so
+     * far are not all applied within {@code patienceNanos}; the caller then resumes the flushes,
+     * waits with {@link #awaitApplied} and tries again.
+     *
+     * @throws EnvironmentFailedException if a commit failed half-way
+     */
+    public boolean tryRunExclusive(Runnable action, long patienceNanos) {
+        commitGate.lock();
+        try {
+            if (!watermark.awaitVisible(clock, () -> failure != null, patienceNanos)) {
+                checkUsable();
+                return false;
+            }
+            action.run();
+            return true;
+        } finally {
+            commitGate.unlock();
+        }
+    }
+
+    /** Waits, holding nothing, until every commit logged before the call is applied. */
+    public void awaitApplied() {
+        long logged;
+        commitGate.lock();
+        try {
+            logged = clock;
+        } finally {
+            commitGate.unlock();
+        }
+        if (!watermark.awaitVisible(logged, () -> failure != null)) {
+            checkUsable();
         }
     }
 
@@ -133,7 +176,7 @@ public final class TransactionManager implements MvccHorizon {
      * snapshot that includes it.
      */
     public boolean conflicts(int indexId, byte[] key, long snapshotTs) {
-        long last = conflicts.lastCommit(ConflictTable.hash(indexId, key));
+        long last = conflicts.lastCommit(ConflictTable.hash(indexId, key), indexId, key);
         if (last <= snapshotTs) {
             return false;
         }
@@ -174,7 +217,7 @@ public final class TransactionManager implements MvccHorizon {
             checkUsable();
             if (snapshotTs >= 0) {
                 for (int i = 0; i < hashes.length && conflicting == 0; i++) {
-                    long last = conflicts.lastCommit(hashes[i]);
+                    long last = conflicts.lastCommit(hashes[i], ops.get(i).indexId(), ops.get(i).key());
                     if (last > snapshotTs) {
                         conflicting = last;
                         conflictIndex = ops.get(i).indexId();
@@ -207,29 +250,128 @@ public final class TransactionManager implements MvccHorizon {
             throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
                     + ": another transaction committed it after this transaction's snapshot");
         }
-        apply(ts, byTree, treeTurns);
+        apply(ts, treesOf(byTree), treeTurns, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         watermark.applied(ts);
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
         }
         // Visible, and out of every tree's turn: waiting for the flushers now delays only this
         // writer, not the commits behind it.
-        holdBack(byTree);
+        holdBack(treesOf(byTree));
         return position;
+    }
+
+    /**
+     * Commits a transaction whose writes were spilled, {@code run} holding the latest write of each
+     * key. The writes are logged in parts before the commit gate; in the gate the commit checks its
+     * keys against commits made since {@code snapshotTs} (a pass over the run, skipped when there
+     * were none), logs a record naming the parts and hands {@code run} to the conflict table, which
+     * closes it once no snapshot predates the commit. It is then applied in batches, each tree in
+     * its turn, and returns once visible. {@code run} is closed if the commit does not happen.
+     *
+     * @param trees the tree of each index id in the run
+     * @return the log position the caller syncs to for durability
+     * @throws WriteConflictException if a key was committed by another transaction after the snapshot
+     * @throws EnvironmentFailedException if an earlier commit was logged but not wholly applied
+     */
+    public long commitLarge(long snapshotTs, CommitRun run, IntFunction<BeTree> trees) {
+        boolean handedOver = false;
+        long retainedFrom = retention.begin(log::endLsn);
+        try {
+            long[] parts = LargeCommitStream.logParts(log, run);
+            List<Integer> ids = run.indexIds();
+            List<BeTree> touched = new ArrayList<>(ids.size());
+            for (int id : ids) {
+                touched.add(trees.apply(id));
+            }
+            long[] treeTurns = new long[touched.size()];
+            long ts = -1;
+            long position = -1;
+            long conflicting = 0;
+            commitGate.lock();
+            try {
+                checkUsable();
+                if (snapshotTs >= 0 && clock > snapshotTs) {
+                    conflicting = firstConflict(run, snapshotTs);
+                }
+                if (conflicting == 0) {
+                    ts = clock + 1;
+                    position = log.appendCommitParts(new CommitPartsRecord(ts, run.count(), parts));
+                    clock = ts;
+                    conflicts.prune(oldestSnapshot());
+                    conflicts.recordLarge(ts, run);
+                    handedOver = true;
+                    for (int t = 0; t < treeTurns.length; t++) {
+                        treeTurns[t] = turns.take(touched.get(t));
+                    }
+                }
+            } finally {
+                commitGate.unlock();
+            }
+            if (conflicting != 0) {
+                awaitVisibleForRetry(conflicting);
+                throw new WriteConflictException("write conflict: another transaction committed a key of this"
+                        + " transaction after its snapshot");
+            }
+            long commitTs = ts;
+            apply(commitTs, touched, treeTurns, (t, tree) -> writerWaitNanos.addAndGet(
+                    LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
+            watermark.applied(commitTs);
+            if (!watermark.awaitVisible(commitTs, () -> failure != null)) {
+                checkUsable();
+            }
+            return position;
+        } finally {
+            retention.end(retainedFrom);
+            if (!handedOver) {
+                run.close();
+            }
+        }
+    }
+
+    /** The newest commit after {@code snapshotTs} that wrote a key of {@code run}, or 0. In the gate. */
+    private long firstConflict(CommitRun run, long snapshotTs) {
+        Iterator<Op> it = run.iterator();
+        while (it.hasNext()) {
+            Op op = it.next();
+            long last = conflicts.lastCommit(ConflictTable.hash(op.indexId(), op.key()), op.indexId(), op.key());
+            if (last > snapshotTs) {
+                return last;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Where the log must keep its records from, for a checkpoint at {@code checkpointLsn}: there, or
+     * earlier where a large commit in flight logged its first part.
+     */
+    public long logNeededFrom(long checkpointLsn) {
+        return retention.neededFrom(checkpointLsn);
+    }
+
+    /** Releases what the conflict table holds on disk (the environment is closing). */
+    public void close() {
+        commitGate.lock();
+        try {
+            conflicts.close();
+        } finally {
+            commitGate.unlock();
+        }
     }
 
     /**
      * Applies a logged commit's writes, each tree in its turn. Every turn is ended, even after a
      * failure, so later commits do not wait forever (they then fail on the unusable tree).
      */
-    private void apply(long ts, List<List<WriteOp>> byTree, long[] treeTurns) {
+    private void apply(long ts, List<BeTree> trees, long[] treeTurns, TreeWriter writer) {
         Throwable failed = null;
         for (int t = 0; t < treeTurns.length; t++) {
-            var tree = byTree.get(t).get(0).tree();
+            BeTree tree = trees.get(t);
             turns.await(tree, treeTurns[t]);
             try {
                 if (failed == null) {
-                    tree.writeAll(byTree.get(t), ts);
+                    writer.write(t, tree);
                 }
             } catch (RuntimeException | Error e) {
                 failed = e;
@@ -246,6 +388,12 @@ public final class TransactionManager implements MvccHorizon {
             }
             throw (RuntimeException) failed;
         }
+    }
+
+    /** Writes a commit's share of one tree, in the tree's turn. */
+    @FunctionalInterface
+    interface TreeWriter {
+        void write(int treeNumber, BeTree tree);
     }
 
     /** The writes grouped by tree, trees in the order they first appear, writes in their order. */
@@ -268,12 +416,16 @@ public final class TransactionManager implements MvccHorizon {
         return groups;
     }
 
-    /** Back-pressure: delays the writer of {@code byTree} while the flushers of its trees catch up. */
-    private void holdBack(List<List<WriteOp>> byTree) {
+    private static List<BeTree> treesOf(List<List<WriteOp>> byTree) {
         List<BeTree> trees = new ArrayList<>(byTree.size());
         for (List<WriteOp> group : byTree) {
             trees.add(group.get(0).tree());
         }
+        return trees;
+    }
+
+    /** Back-pressure: delays the writer of {@code trees} while their flushers catch up. */
+    private void holdBack(List<BeTree> trees) {
         writerWaitNanos.addAndGet(BeTree.holdWritersBack(trees));
     }
 
@@ -303,7 +455,7 @@ public final class TransactionManager implements MvccHorizon {
         } finally {
             commitGate.unlock();
         }
-        holdBack(byTree);
+        holdBack(treesOf(byTree));
     }
 
     private void checkUsable() {

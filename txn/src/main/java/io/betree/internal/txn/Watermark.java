@@ -64,13 +64,19 @@ final class Watermark {
      * (a commit before it failed half-way); returns whether it was reached.
      */
     boolean awaitVisible(long ts, BooleanSupplier abandoned) {
+        return awaitVisible(ts, abandoned, Long.MAX_VALUE);
+    }
+
+    /** As {@link #awaitVisible(long, BooleanSupplier)}, giving up (false) after {@code patienceNanos}. */
+    boolean awaitVisible(long ts, BooleanSupplier abandoned, long patienceNanos) {
         if (visible >= ts) {
             return true;
         }
+        long start = System.nanoTime();
         lock.lock();
         try {
             while (visible < ts) {
-                if (abandoned.getAsBoolean()) {
+                if (abandoned.getAsBoolean() || System.nanoTime() - start >= patienceNanos) {
                     return false;
                 }
                 // Timed: a failure elsewhere does not signal this condition.

@@ -26,13 +26,29 @@ class LogRecordCodecTest {
     void typeCodesAreStableAndUnique() {
         assertEquals(1, LogRecordType.COMMIT.code());
         assertEquals(2, LogRecordType.CREATE_INDEX.code());
+        assertEquals(4, LogRecordType.WRITES.code());
+        assertEquals(5, LogRecordType.COMMIT_PARTS.code());
         assertNull(LogRecordType.fromCode((byte) 3), "code 3 stays reserved for the checkpoint record never written");
         for (LogRecordType t : LogRecordType.values()) {
             assertSame(t, LogRecordType.fromCode(t.code()));
         }
         assertNull(LogRecordType.fromCode((byte) 0));
-        assertNull(LogRecordType.fromCode((byte) 4));
+        assertNull(LogRecordType.fromCode((byte) 6));
         assertNull(LogRecordType.fromCode((byte) -1));
+    }
+
+    @Test
+    void writesAndCommitPartsRoundTrip() {
+        WritesRecord part = new WritesRecord(3, sampleCommit().ops());
+        ByteBuffer encoded = part.encode();
+        assertEquals(part, LogRecordType.WRITES.decode(encoded));
+        assertEquals(0, encoded.position(), "decode must not move the buffer");
+        assertEquals(WritesRecord.encodedBytes(part.ops()), encoded.remaining());
+        CommitPartsRecord parts = new CommitPartsRecord(42, 1_000_000, new long[] {0, 4 << 20, 9 << 20});
+        assertEquals(parts, LogRecordType.COMMIT_PARTS.decode(parts.encode()));
+        assertTrue(parts.describe().contains("parts=3"), parts.describe());
+        ByteBuffer truncated = parts.encode().limit(parts.encode().remaining() - 1);
+        assertThrows(IllegalArgumentException.class, () -> CommitPartsRecord.decode(truncated));
     }
 
     @Test

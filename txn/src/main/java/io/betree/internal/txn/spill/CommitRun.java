@@ -1,0 +1,103 @@
+package io.betree.internal.txn.spill;
+
+import io.betree.internal.log.CommitRecord.Op;
+import java.io.Closeable;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The writes of a spilled transaction's commit: one sorted run, one write per key, in its own file.
+ * The commit streams it into the log and the trees; afterwards the conflict table keeps it, to tell
+ * transactions whose snapshots predate the commit which keys it wrote, until none is left.
+ *
+ * <p>{@link #contains} is thread-safe, and {@link #close()} (which deletes the file) waits for
+ * lookups in progress; the iterators are for the committing thread, before close. Idempotent close.
+ */
+public final class CommitRun implements Closeable {
+    private final ReentrantReadWriteLock open = new ReentrantReadWriteLock();
+    private final SpillFile file;
+    private final SortedRun run;
+    private final List<Integer> indexIds;
+    private boolean closed;
+
+    CommitRun(SpillFile file, SortedRun run, List<Integer> indexIds) {
+        this.file = file;
+        this.run = run;
+        this.indexIds = Collections.unmodifiableList(indexIds);
+    }
+
+    /** Writes in the commit. */
+    public long count() {
+        return run == null ? 0 : run.count();
+    }
+
+    /** The ids of the indexes written to, ascending. */
+    public List<Integer> indexIds() {
+        return indexIds;
+    }
+
+    /** The writes in order of index id and key; call only before {@link #close()}, from one thread. */
+    public Iterator<Op> iterator() {
+        return run == null ? Collections.emptyIterator() : run.all();
+    }
+
+    /** The writes to index {@code indexId} in key order. */
+    public Iterator<Op> iterator(int indexId) {
+        Iterator<Op> from = run == null ? Collections.emptyIterator() : run.from(indexId, null);
+        return new Iterator<>() {
+            private Op peeked = advance();
+
+            private Op advance() {
+                if (!from.hasNext()) {
+                    return null;
+                }
+                Op op = from.next();
+                return op.indexId() == indexId ? op : null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return peeked != null;
+            }
+
+            @Override
+            public Op next() {
+                Op op = peeked;
+                if (op == null) {
+                    throw new java.util.NoSuchElementException();
+                }
+                peeked = advance();
+                return op;
+            }
+        };
+    }
+
+    /**
+     * Whether the commit wrote {@code key} of index {@code indexId}; false once closed (the conflict
+     * table closes it when no snapshot predates the commit any more).
+     */
+    public boolean contains(int indexId, byte[] key) {
+        open.readLock().lock();
+        try {
+            return !closed && run != null && run.lookup(indexId, key) != null;
+        } finally {
+            open.readLock().unlock();
+        }
+    }
+
+    /** Deletes the file. */
+    @Override
+    public void close() {
+        open.writeLock().lock();
+        try {
+            if (!closed) {
+                closed = true;
+                file.close();
+            }
+        } finally {
+            open.writeLock().unlock();
+        }
+    }
+}
