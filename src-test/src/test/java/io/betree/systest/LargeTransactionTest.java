@@ -266,4 +266,41 @@ class LargeTransactionTest {
             }
         }
     }
+
+    /**
+     * The issue's bar: a transaction of 5 M writes commits in a JVM with a 64 MiB heap, and a crash
+     * right after the commit returns loses none of it (the parent reopens and recovers it from the
+     * log). {@code -Dbetree.largeTxnWrites=N} changes the size.
+     */
+    @Test
+    void fiveMillionWritesCommitInASixtyFourMegabyteHeap() throws Exception {
+        long rows = Long.getLong("betree.largeTxnWrites", 5_000_000);
+        Path dir = work.resolve("env");
+        ChildJvm.Result r = ChildJvm.run(LargeTransactionWorkload.class,
+                List.of("-Xmx64m", "-XX:MaxDirectMemorySize=160m"), List.of(dir.toString(), Long.toString(rows)), work,
+                Duration.ofMinutes(5));
+        System.out.printf("LargeTransactionTest: %,d writes in one transaction under -Xmx64m: committed after %s s "
+                + "(commit %s s), heap pools' peaks summed %s MiB%n", rows, r.field("COMMITTED"), r.field("COMMIT_SECONDS"),
+                r.field("PEAK_HEAP_BYTES") == null ? "?" : Long.parseLong(r.field("PEAK_HEAP_BYTES")) >> 20);
+        assertFalse(r.timedOut(), r.describe());
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals("1000", r.field("SAMPLE_OK"), "the transaction's reads of its own writes\n" + r.describe());
+        long recoveryStart = System.nanoTime();
+        try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20))) {
+            System.out.printf("LargeTransactionTest: recovered in %.1f s%n", (System.nanoTime() - recoveryStart) / 1e9);
+            Index index = env.openIndex("rows");
+            long count = 0;
+            try (Cursor c = index.scan()) {
+                while (c.next()) {
+                    count++;
+                }
+            }
+            assertEquals(rows, count, "rows after recovering the commit");
+            for (long row = 0; row < rows; row += rows / 1000) {
+                assertArrayEquals(LargeTransactionWorkload.value(row), index.get(LargeTransactionWorkload.key(row)),
+                        "row " + row);
+            }
+        }
+        assertEquals(List.of(), spillFiles(dir), "no spill file survives the crash's recovery");
+    }
 }
