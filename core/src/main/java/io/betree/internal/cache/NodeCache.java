@@ -2,7 +2,6 @@ package io.betree.internal.cache;
 
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.fault.BetreeIOException;
-import io.betree.internal.memory.EngineThreads;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
@@ -42,11 +41,13 @@ public final class NodeCache {
     private int hand;
     private final AtomicLong accountedBytes = new AtomicLong();
     private final java.util.ArrayDeque<Image> capturedImages = new java.util.ArrayDeque<>();
+    /** How long one eviction task runs before it lets other caches' tasks go first. */
+    private static final long EVICTION_SLICE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50);
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
     private final long hardLimitBytes;
-    private final java.util.concurrent.locks.Condition evictionNeeded = lock.newCondition();
     private final java.util.concurrent.locks.Condition roomMade = lock.newCondition();
-    private final Thread evictor;
+    /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
+    private boolean evictionScheduled;
     private boolean stopping;
     /** Checkpoint images the evictor is writing now; the checkpoint must not finish before them. */
     private int checkpointWritesInFlight;
@@ -58,16 +59,14 @@ public final class NodeCache {
     private long misses;
 
     /**
-     * A cache of {@code budgetBytes} over {@code store}, its entries in {@code memory}; starts the
-     * evictor thread, which {@link #releaseAll()} stops.
+     * A cache of {@code budgetBytes} over {@code store}, its entries in {@code memory}. Eviction runs
+     * on the process's shared evictor threads ({@link Evictors}) until {@link #releaseAll()}.
      */
     public NodeCache(BackingStore store, NodeMemory memory, long budgetBytes) {
         this.store = store;
         this.memory = memory;
         this.budgetBytes = budgetBytes;
         this.hardLimitBytes = budgetBytes + budgetBytes / 4;
-        this.evictor = EngineThreads.newDaemon(this::evictLoop, "betree-evictor " + store.name());
-        evictor.start();
     }
 
     /** The environment's off-heap memory. */
@@ -214,11 +213,8 @@ public final class NodeCache {
         if (heldBytes() <= budgetBytes) {
             return;
         }
-        evictionNeeded.signal();
+        requestEviction();
         while (heldBytes() > hardLimitBytes && !stopping) {
-            if (evictionFailure == null && !evictor.isAlive()) {
-                evictionFailure = new IllegalStateException("the evictor thread has stopped");
-            }
             if (evictionFailure != null) {
                 throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
                         evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
@@ -227,7 +223,7 @@ public final class NodeCache {
             try {
                 // Again on every round: the evictor may have gone idle on a footprint measured
                 // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
-                evictionNeeded.signal();
+                requestEviction();
                 roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS);
                 // Whether woken or timed out: with nothing left to evict (everything pinned, or the
                 // excess is the pool's share of partly used chunks, which eviction cannot free),
@@ -332,41 +328,51 @@ public final class NodeCache {
         }
     }
 
+    /** Queues this cache's eviction task unless it is queued or running already. Lock held. */
+    private void requestEviction() {
+        if (!evictionScheduled && !stopping && evictionFailure == null) {
+            evictionScheduled = true;
+            Evictors.submit(this::evictTask);
+        }
+    }
+
     /**
-     * The evictor thread: while the cache is over budget, drops clean unpinned entries and writes
-     * back dirty ones, second-chance clock order. A dirty entry is serialized under the lock (a
-     * memory copy) and compressed and written outside it; it leaves the cache only if nobody
-     * changed it meanwhile.
+     * The eviction task, on a shared evictor thread: while the cache is over budget, drops clean
+     * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
+     * serialized under the lock (a memory copy) and compressed and written outside it; it leaves
+     * the cache only if nobody changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work
+     * left it queues itself again, behind other caches' tasks. When nothing can be evicted now
+     * (everything pinned) it ends; a writer still short of room asks again.
      */
-    private void evictLoop() {
+    private void evictTask() {
+        boolean yielded = false;
         lock.lock();
         try {
-            evictUntilStopped();
+            yielded = evictForAWhile();
         } catch (RuntimeException | Error e) {
             // Writers waiting for room must learn why none comes, rather than wait forever.
             evictionFailure = e instanceof RuntimeException ? (RuntimeException) e
                     : new IllegalStateException("the evictor failed: " + e, e);
-            roomMade.signalAll();
         } finally {
+            evictionScheduled = false;
+            roomMade.signalAll();
+            if (yielded) {
+                requestEviction();
+            }
             lock.unlock();
         }
     }
 
-    private void evictUntilStopped() {
-        while (!stopping) {
-            if (heldBytes() <= budgetBytes || evictionFailure != null) {
-                evictionNeeded.awaitUninterruptibly();
-                continue;
+    /** Evicts while over budget; returns true if it stopped only because its time slice ended. Lock held. */
+    private boolean evictForAWhile() {
+        long start = System.nanoTime();
+        while (!stopping && evictionFailure == null && heldBytes() > budgetBytes) {
+            if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
+                return true;
             }
             CacheEntry victim = nextVictim();
             if (victim == null) {
-                roomMade.signalAll();
-                try {
-                    evictionNeeded.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                continue;
+                return false;
             }
             if (!victim.claim()) {
                 continue; // pinned since nextVictim looked
@@ -380,6 +386,7 @@ public final class NodeCache {
             }
             writeOut(victim);
         }
+        return false;
     }
 
     private CacheEntry nextVictim() {
@@ -593,18 +600,11 @@ public final class NodeCache {
         lock.lock();
         try {
             stopping = true;
-            evictionNeeded.signalAll();
             roomMade.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        try {
-            evictor.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        lock.lock();
-        try {
+            // A task queued or running sees the flag and ends (a write in progress finishes first).
+            while (evictionScheduled) {
+                roomMade.awaitUninterruptibly();
+            }
             for (CacheEntry e : ring) {
                 e.releaseMemory();
             }

@@ -33,8 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Many environments in one process share the background threads: their periodic checkpoints and
  * log syncs run on the process's {@link BackgroundScheduler}, every environment still gets them, and
- * closing takes its tasks away. Each environment still has an evictor thread of its own
- * ({@code betree-evictor}, the node cache's), which is left out of the count.
+ * closing takes its tasks away. The node caches' evictors are shared too ({@code betree-evictor}).
  */
 class SharedBackgroundThreadsTest {
     private static final int ENVIRONMENTS = 50;
@@ -67,7 +66,7 @@ class SharedBackgroundThreadsTest {
                 write(e, config);
             }
             List<String> all = backgroundThreads();
-            assertTrue(all.size() <= oneEnvironment.size() + SLACK, "betree threads (evictors aside) with one"
+            assertTrue(all.size() <= oneEnvironment.size() + SLACK, "betree threads with one"
                     + " environment: " + oneEnvironment + "; with " + ENVIRONMENTS + ": " + all);
             for (String t : all) {
                 assertTrue(!t.contains("env-"), "a thread of one environment: " + t + " in " + all);
@@ -140,10 +139,10 @@ class SharedBackgroundThreadsTest {
         engine.commit(-1, List.of(WriteOp.put(index.id(), index.tree(), key.getBytes(StandardCharsets.UTF_8), value)));
     }
 
-    /** Live betree threads but the evictors (one per environment, not yet shared), by name. */
+    /** Live betree threads, by name. */
     private static List<String> backgroundThreads() {
         return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith("betree-") && !n.startsWith("betree-evictor")).sorted()
+                .filter(n -> n.startsWith("betree-")).sorted()
                 .collect(Collectors.toList());
     }
 
