@@ -244,7 +244,11 @@ public final class Environment implements AutoCloseable {
     }
 
     boolean conflicts(Index index, byte[] key, long snapshotTs) {
-        return engine.conflicts(index.id(), key, snapshotTs);
+        try {
+            return engine.conflicts(index.id(), key, snapshotTs);
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
     }
 
     void endSnapshot(long snapshotTs) {

@@ -5,6 +5,7 @@ import io.betree.internal.tree.ScanOverlay;
 import io.betree.internal.txn.WriteOp;
 import io.betree.internal.txn.spill.SpilledWrites;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -91,7 +92,11 @@ public final class Transaction implements AutoCloseable {
 
     private void commitSpilled() {
         try {
-            spill();
+            try {
+                spill();
+            } catch (io.betree.internal.fault.BetreeException e) {
+                throw Failures.translate(e);
+            }
             SpilledWrites all = spilled;
             spilled = null; // The commit closes it, whatever happens.
             env.commitSpilled(snapshotTs, all);
@@ -105,45 +110,7 @@ public final class Transaction implements AutoCloseable {
         if (spilled == null) {
             spilled = env.newSpill();
         }
-        List<Map.Entry<Index, WriteSet>> byId = new ArrayList<>(writes.entrySet());
-        byId.sort((a, b) -> Integer.compare(a.getKey().id(), b.getKey().id()));
-        List<Iterator<Op>> sources = new ArrayList<>(byId.size());
-        for (Map.Entry<Index, WriteSet> e : byId) {
-            int id = e.getKey().id();
-            Iterator<Map.Entry<byte[], byte[]>> it = e.getValue().sorted().entrySet().iterator();
-            sources.add(new Iterator<>() {
-                @Override
-                public boolean hasNext() {
-                    return it.hasNext();
-                }
-
-                @Override
-                public Op next() {
-                    Map.Entry<byte[], byte[]> w = it.next();
-                    return w.getValue() == DELETED ? Op.delete(id, w.getKey()) : Op.put(id, w.getKey(), w.getValue());
-                }
-            });
-        }
-        Iterator<Iterator<Op>> chain = sources.iterator();
-        spilled.spill(new Iterator<>() {
-            private Iterator<Op> current = java.util.Collections.emptyIterator();
-
-            @Override
-            public boolean hasNext() {
-                while (!current.hasNext() && chain.hasNext()) {
-                    current = chain.next();
-                }
-                return current.hasNext();
-            }
-
-            @Override
-            public Op next() {
-                if (!hasNext()) {
-                    throw new java.util.NoSuchElementException();
-                }
-                return current.next();
-            }
-        });
+        spilled.spill(OwnWrites.sortedOps(writes));
         writes.clear();
         heapBytes = 0;
     }
@@ -205,6 +172,9 @@ public final class Transaction implements AutoCloseable {
         if (heapBytes > env.transactionMemoryBytes()) {
             try {
                 spill();
+            } catch (io.betree.internal.fault.BetreeException e) {
+                abort();
+                throw Failures.translate(e);
             } catch (RuntimeException | Error e) {
                 abort();
                 throw e;
@@ -217,7 +187,12 @@ public final class Transaction implements AutoCloseable {
         WriteSet own = writes.get(index);
         byte[] latest = own == null ? null : own.get(key);
         if (latest == null && spilled != null) {
-            Op op = spilled.lookup(index.id(), key);
+            Op op;
+            try {
+                op = spilled.lookup(index.id(), key);
+            } catch (io.betree.internal.fault.BetreeException e) {
+                throw Failures.translate(e);
+            }
             if (op != null) {
                 latest = op.value() == null ? DELETED : op.value();
             }
@@ -235,15 +210,20 @@ public final class Transaction implements AutoCloseable {
         if (own == null && moved == null) {
             return null;
         }
-        return (from, limit, action) -> {
-            if (moved != null) {
-                moved.forEachInRange(index.id(), from, limit,
-                        op -> action.accept(op.key(), op.value() == null ? DELETED : op.value()));
+        return (from, limit) -> {
+            Iterator<Map.Entry<byte[], byte[]>> newer = own == null ? Collections.emptyIterator()
+                    : (limit == null ? own.sorted().tailMap(from, true) : own.sorted().subMap(from, true, limit, false))
+                            .entrySet().iterator();
+            if (moved == null) {
+                return newer;
             }
-            if (own != null) {
-                NavigableMap<byte[], byte[]> sorted = own.sorted();
-                (limit == null ? sorted.tailMap(from, true) : sorted.subMap(from, true, limit, false)).forEach(action);
+            Iterator<Op> older;
+            try {
+                older = moved.range(index.id(), from, limit);
+            } catch (io.betree.internal.fault.BetreeException e) {
+                throw Failures.translate(e);
             }
+            return new OwnWrites(older, newer);
         };
     }
 }

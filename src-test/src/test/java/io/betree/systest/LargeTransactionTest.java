@@ -143,6 +143,35 @@ class LargeTransactionTest {
         }
     }
 
+    /**
+     * Ten thousand new rows in one basement's range (an empty index, default shape): a scan of the
+     * transaction takes them a bounded batch at a time, not all onto the heap at once.
+     */
+    @Test
+    void scanOfManySpilledWritesInOneBasementRange() throws Exception {
+        try (Environment env = Environment.open(work.resolve("env"), options().cacheBytes(32L << 20))) {
+            Index a = env.openIndex("a");
+            try (Transaction txn = env.begin()) {
+                for (int i = 0; i < 10_000; i++) {
+                    a.put(txn, key(i), key(i));
+                }
+                a.delete(txn, key(5000));
+                int seen = 0;
+                try (Cursor c = a.scan(txn, null, null)) {
+                    while (c.next()) {
+                        int expected = seen < 5000 ? seen : seen + 1;
+                        assertArrayEquals(key(expected), c.key(), "row " + seen);
+                        seen++;
+                    }
+                }
+                assertEquals(9_999, seen);
+                txn.commit();
+            }
+            assertNull(a.get(key(5000)));
+            assertArrayEquals(key(9_999), a.get(key(9_999)));
+        }
+    }
+
     @Test
     void abortedSpilledTransactionLeavesNothing() throws Exception {
         Path dir = work.resolve("env");
@@ -192,6 +221,19 @@ class LargeTransactionTest {
             disjoint.commit();
             assertArrayEquals("winner".getBytes(), a.get(key(12_345)));
             assertArrayEquals("disjoint".getBytes(), a.get(key(20_000)));
+
+            // Two large ones that share one key: the second to commit loses, the whole of it.
+            Transaction first = env.begin();
+            Transaction second = env.begin();
+            for (int i = 0; i < 3000; i++) {
+                a.put(first, key(30_000 + 2 * i), "first".getBytes());
+                a.put(second, key(30_001 + 2 * i), "second".getBytes());
+            }
+            a.put(second, key(35_000), "second".getBytes()); // written by first too (30,000 + 2 * 2,500)
+            first.commit();
+            assertThrows(WriteConflictException.class, second::commit);
+            assertArrayEquals("first".getBytes(), a.get(key(35_000)));
+            assertNull(a.get(key(30_001)), "nothing of the losing large transaction is visible");
         }
     }
 
@@ -225,7 +267,24 @@ class LargeTransactionTest {
                 }
             }
         }, "checkpointer");
+        Thread indexCreator = new Thread(() -> {
+            // Index creation takes its own quiet point, holding the commit gate while it waits.
+            for (int n = 0; !stop.get(); n++) {
+                try {
+                    env.openIndex("extra-" + n, shape());
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    if (!stop.get()) {
+                        failure.compareAndSet(null, e);
+                    }
+                    return;
+                }
+            }
+        }, "index-creator");
         checkpointer.start();
+        indexCreator.start();
         int acknowledged = 0;
         byte[] value = new byte[200];
         for (int t = 0; t < 12 && failure.get() == null; t++) {
@@ -242,7 +301,9 @@ class LargeTransactionTest {
         stop.set(true);
         fenced.fenceAndThen(() -> fi.crash(rnd));
         checkpointer.join(30_000);
+        indexCreator.join(30_000);
         assertFalse(checkpointer.isAlive(), "the checkpointer hangs after the crash");
+        assertFalse(indexCreator.isAlive(), "the index creator hangs after the crash");
         try {
             env.close();
         } catch (RuntimeException ignored) {

@@ -2,6 +2,7 @@ package io.betree.internal.tree;
 
 import io.betree.internal.cache.CacheEntry;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -13,6 +14,8 @@ import java.util.TreeMap;
  */
 public final class ScanBatch {
     private static final byte[] TOMBSTONE = new byte[0];
+    /** A transaction's own writes one batch takes at most (see {@link ScanOverlay}). */
+    static final int OVERLAY_BATCH = 4096;
 
     private final List<byte[]> keys;
     private final List<byte[]> values;
@@ -87,9 +90,21 @@ public final class ScanBatch {
             List<byte[]> keys = new ArrayList<>();
             List<byte[]> values = new ArrayList<>();
             TreeMap<byte[], byte[]> own = null;
+            boolean cut = false;
             if (overlay != null) {
                 own = new TreeMap<>(Keys::compare);
-                overlay.forEachInRange(from, limit, own::put);
+                Iterator<Map.Entry<byte[], byte[]>> it = overlay.range(from, limit);
+                while (it.hasNext()) {
+                    Map.Entry<byte[], byte[]> w = it.next();
+                    if (own.size() == OVERLAY_BATCH) {
+                        // The batch ends before this write: a large transaction's writes in one
+                        // basement's range need not fit the heap.
+                        limit = w.getKey();
+                        cut = true;
+                        break;
+                    }
+                    own.put(w.getKey(), w.getValue());
+                }
             }
             List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
                     : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
@@ -99,6 +114,9 @@ public final class ScanBatch {
                 if (pending.get(m) == TOMBSTONE) {
                     tombstones++;
                 }
+            }
+            if (cut) {
+                return new ScanBatch(keys, values, limit, tombstones);
             }
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
             return new ScanBatch(keys, values, more ? upper : null, tombstones);

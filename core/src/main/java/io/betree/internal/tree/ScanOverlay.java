@@ -1,17 +1,19 @@
 package io.betree.internal.tree;
 
-import java.util.function.BiConsumer;
+import java.util.Iterator;
+import java.util.Map;
 
 /**
  * Writes a scan lays over what the tree holds: a transaction's own, not yet committed. The tree asks
- * for one basement's key range at a time.
+ * for one basement's key range at a time and reads only as many as one batch takes, so the writes
+ * need not fit the heap.
  */
 @FunctionalInterface
 public interface ScanOverlay {
     /**
-     * Calls {@code action} with each write whose key lies in {@code [from, limit)} ({@code limit}
-     * null: no upper end), as key and value, the value being the scan's tombstone marker for a
-     * delete. A key written more than once may come more than once, its latest write last.
+     * The writes whose keys lie in {@code [from, limit)} ({@code limit} null: no upper end), in key
+     * order, the latest one per key, as key and value, the value being the scan's tombstone marker
+     * for a delete.
      */
-    void forEachInRange(byte[] from, byte[] limit, BiConsumer<byte[], byte[]> action);
+    Iterator<Map.Entry<byte[], byte[]>> range(byte[] from, byte[] limit);
 }

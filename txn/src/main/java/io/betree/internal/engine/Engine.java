@@ -11,6 +11,7 @@ import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CreateIndexRecord;
 import io.betree.internal.log.DurableLog;
 import io.betree.internal.log.PeriodicTask;
+import io.betree.internal.log.WritesRecord;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
@@ -183,8 +184,21 @@ public final class Engine implements AutoCloseable {
                 if (r.commitTs() <= txns.visibleTs()) {
                     return;
                 }
-                for (long lsn : r.partLsns()) {
-                    txns.recover(r.commitTs(), replayedOps(r.commitTs(), log.partAt(lsn).ops()));
+                long[] lsns = r.partLsns();
+                long writes = 0;
+                for (int i = 0; i < lsns.length; i++) {
+                    WritesRecord part = log.partAt(lsns[i]);
+                    if (part.part() != i) {
+                        throw new CorruptionException(directory, "the commit at timestamp " + r.commitTs()
+                                + " names as its part " + i + " the record at LSN " + lsns[i] + ", which is part "
+                                + part.part());
+                    }
+                    writes += part.ops().size();
+                    txns.recover(r.commitTs(), replayedOps(r.commitTs(), part.ops()));
+                }
+                if (writes != r.writes()) {
+                    throw new CorruptionException(directory, "the commit at timestamp " + r.commitTs() + " has "
+                            + writes + " writes in its parts where it records " + r.writes());
                 }
             }
         });
@@ -337,16 +351,24 @@ public final class Engine implements AutoCloseable {
      * closes), as {@link #commit} commits one on the heap; see {@link TransactionManager#commitLarge}.
      *
      * @throws WriteConflictException if another transaction committed one of the keys first
+     * @throws BetreeIOException if the spilled writes cannot be read back (the commit did not
+     *     happen; the engine goes on)
      * @throws BetreeException if logging or applying fails; the engine then refuses further work
      */
     public void commitSpilled(long snapshotTs, SpilledWrites spilled) {
+        CommitRun run;
         try {
             checkOpen();
-            CommitRun run = spilled.mergeForCommit();
-            if (run.count() == 0) {
-                run.close();
-                return;
-            }
+            // Only temporary files so far: a failure here fails this commit, not the engine.
+            run = spilled.mergeForCommit();
+        } finally {
+            spilled.close();
+        }
+        if (run.count() == 0) {
+            run.close();
+            return;
+        }
+        try {
             long position = txns.commitLarge(snapshotTs, run, id -> {
                 StoredIndex index = indexes.byId(id);
                 if (index == null) {
@@ -361,8 +383,6 @@ public final class Engine implements AutoCloseable {
             throw e;
         } catch (BetreeException e) {
             throw fail(e);
-        } finally {
-            spilled.close();
         }
     }
 

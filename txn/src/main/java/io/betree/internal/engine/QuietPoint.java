@@ -22,15 +22,26 @@ final class QuietPoint {
 
     /** Runs {@code action} at a quiet point with the flushes of {@code trees} paused; returns its result. */
     static <T> T run(TransactionManager txns, List<BeTree> trees, Supplier<T> action) {
-        while (true) {
-            txns.awaitApplied();
-            Object[] result = new Object[1];
-            boolean done = BeTree.withFlushesPaused(trees,
-                    () -> txns.tryRunExclusive(() -> result[0] = action.get(), PATIENCE_NANOS));
-            if (done) {
-                @SuppressWarnings("unchecked")
-                T t = (T) result[0];
-                return t;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                // An interrupt would end every wait at once and make this loop spin, holding the
+                // flushers back from the commits it waits for: it is passed on at the end instead.
+                interrupted |= Thread.interrupted();
+                txns.awaitApplied();
+                interrupted |= Thread.interrupted();
+                Object[] result = new Object[1];
+                boolean done = BeTree.withFlushesPaused(trees,
+                        () -> txns.tryRunExclusive(() -> result[0] = action.get(), PATIENCE_NANOS));
+                if (done) {
+                    @SuppressWarnings("unchecked")
+                    T t = (T) result[0];
+                    return t;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

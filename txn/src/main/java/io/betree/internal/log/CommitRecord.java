@@ -49,6 +49,11 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
             Objects.requireNonNull(key, "key");
         }
 
+        /** Bytes the op takes encoded, in a log record or a spill file. */
+        public int encodedBytes() {
+            return OP_FIXED_BYTES + key.length + (value == null ? 0 : value.length);
+        }
+
         /** A put of {@code value} under {@code key}. */
         public static Op put(int indexId, byte[] key, byte[] value) {
             return new Op(indexId, PUT, key, Objects.requireNonNull(value, "value"));
@@ -110,7 +115,7 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
     static long opsBytes(List<Op> ops) {
         long size = 4;
         for (Op op : ops) {
-            size += OP_FIXED_BYTES + op.key().length + (op.value() == null ? 0 : op.value().length);
+            size += op.encodedBytes();
         }
         return size;
     }

@@ -45,6 +45,9 @@ public final class DurableLog implements Closeable {
     public void replay(long fromLsn, Replayer replayer) {
         try {
             wal.replay(fromLsn, (lsn, type, payload) -> {
+                if (type == LogRecordType.WRITES) {
+                    return; // Read through the COMMIT_PARTS record that names it, if any.
+                }
                 LogPayload record;
                 try {
                     record = type.decode(payload);

@@ -4,6 +4,7 @@ import io.betree.internal.txn.spill.CommitRun;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -13,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * conflict, never a missed one.
  *
  * <p>A large commit (a transaction that spilled its writes) is kept apart, as its {@link CommitRun}:
- * millions of keys would not fit the heap as entries. A key is looked up in it, one block read,
- * only while a snapshot that predates it is live.
+ * millions of keys would not fit the heap as entries. It stays while a snapshot that predates it
+ * is live; a key is looked up in it (one block read) only by a transaction whose snapshot predates
+ * it, and a large transaction compares its own run with it in one sequential pass.
  *
  * <p>Lookups are thread-safe; {@link #record}, {@link #recordLarge} and {@link #prune} are called
  * under the commit gate.
@@ -28,17 +30,45 @@ final class ConflictTable {
     private record LargeCommit(long ts, CommitRun keys) {
     }
 
-    /** The newest commit timestamp that wrote {@code key} of index {@code indexId} (hashed to {@code hash}), or 0. */
-    long lastCommit(long hash, int indexId, byte[] key) {
+    /** The newest commit recorded that is not large, or 0. */
+    long newestSmallCommit() {
+        long[] newest = byCommit.peekLast();
+        return newest == null ? 0 : newest[0];
+    }
+
+    /** The newest commit that wrote a key hashing to {@code hash}, among the commits not large; or 0. */
+    long lastSmallCommit(long hash) {
         Long found = lastCommit.get(hash);
-        long ts = found == null ? 0 : found;
+        return found == null ? 0 : found;
+    }
+
+    /**
+     * The newest commit that wrote {@code key} of index {@code indexId} (hashed to {@code hash}), if
+     * it is after {@code snapshotTs}; otherwise some timestamp at or before it. Large commits at or
+     * before {@code largeCheckedTs} are not looked at (the caller checked them), nor those its
+     * snapshot includes: each look reads a block.
+     */
+    long lastCommit(long hash, int indexId, byte[] key, long snapshotTs, long largeCheckedTs) {
+        long ts = lastSmallCommit(hash);
+        long floor = Math.max(Math.max(ts, snapshotTs), largeCheckedTs);
         List<LargeCommit> big = large;
-        for (int i = big.size() - 1; i >= 0 && big.get(i).ts > ts; i--) {
+        for (int i = big.size() - 1; i >= 0 && big.get(i).ts > floor; i--) {
             if (big.get(i).keys.contains(indexId, key)) {
                 return big.get(i).ts;
             }
         }
         return ts;
+    }
+
+    /** The runs of the large commits after {@code snapshotTs}, oldest first, with their timestamps. */
+    List<Map.Entry<Long, CommitRun>> largeAfter(long snapshotTs) {
+        List<Map.Entry<Long, CommitRun>> after = new ArrayList<>();
+        for (LargeCommit c : large) {
+            if (c.ts > snapshotTs) {
+                after.add(Map.entry(c.ts, c.keys));
+            }
+        }
+        return after;
     }
 
     /**
@@ -56,7 +86,7 @@ final class ConflictTable {
         List<LargeCommit> big = large;
         large = List.of();
         for (LargeCommit c : big) {
-            c.keys.close();
+            closeQuietly(c.keys);
         }
     }
 
@@ -89,8 +119,20 @@ final class ConflictTable {
             for (int i = 0; i < dropped; i++) {
                 // A lookup racing with this finds the run closed and reports no conflict: its
                 // snapshot is at or after the horizon, so the commit is no conflict for it.
-                big.get(i).keys.close();
+                closeQuietly(big.get(i).keys);
             }
+        }
+    }
+
+    /**
+     * Closes a run whatever fails: this runs in the commit gate after a commit was logged, where a
+     * failure would leave that commit unapplied. A file left behind is deleted at the next open.
+     */
+    private static void closeQuietly(CommitRun run) {
+        try {
+            run.close();
+        } catch (RuntimeException ignored) {
+            // Only a temporary file is at stake.
         }
     }
 

@@ -32,7 +32,7 @@ final class LargeCommitStream {
         while (it.hasNext()) {
             Op op = it.next();
             part.add(op);
-            bytes += 13 + op.key().length + (op.value() == null ? 0 : op.value().length);
+            bytes += op.encodedBytes();
             if (bytes >= PART_BYTES) {
                 lsns.add(log.appendWrites(new WritesRecord(lsns.size(), part)));
                 part.clear();

@@ -12,7 +12,9 @@ import io.betree.internal.txn.spill.CommitRun;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
@@ -97,9 +99,20 @@ public final class TransactionManager implements MvccHorizon {
      * @throws EnvironmentFailedException if a commit failed half-way
      */
     public boolean tryRunExclusive(Runnable action, long patienceNanos) {
-        commitGate.lock();
+        long start = System.nanoTime();
         try {
-            if (!watermark.awaitVisible(clock, () -> failure != null, patienceNanos)) {
+            // Bounded too: whoever holds the gate (an index creation at its own quiet point) may be
+            // waiting for the very commit that waits for the paused flushers.
+            if (!commitGate.tryLock(patienceNanos, TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            long left = Math.max(0, patienceNanos - (System.nanoTime() - start));
+            if (!watermark.awaitVisible(clock, () -> failure != null, left)) {
                 checkUsable();
                 return false;
             }
@@ -176,7 +189,7 @@ public final class TransactionManager implements MvccHorizon {
      * snapshot that includes it.
      */
     public boolean conflicts(int indexId, byte[] key, long snapshotTs) {
-        long last = conflicts.lastCommit(ConflictTable.hash(indexId, key), indexId, key);
+        long last = conflicts.lastCommit(ConflictTable.hash(indexId, key), indexId, key, snapshotTs, 0);
         if (last <= snapshotTs) {
             return false;
         }
@@ -212,12 +225,26 @@ public final class TransactionManager implements MvccHorizon {
         long position;
         long conflicting = 0;
         int conflictIndex = 0;
+        // Large commits after the snapshot are looked up before the gate: a lookup reads a block.
+        long largeChecked = 0;
+        if (snapshotTs >= 0) {
+            for (Map.Entry<Long, CommitRun> large : conflicts.largeAfter(snapshotTs)) {
+                for (int i = 0; i < hashes.length && conflicting == 0; i++) {
+                    if (large.getValue().contains(ops.get(i).indexId(), ops.get(i).key())) {
+                        conflicting = large.getKey();
+                        conflictIndex = ops.get(i).indexId();
+                    }
+                }
+                largeChecked = large.getKey();
+            }
+        }
         commitGate.lock();
         try {
             checkUsable();
             if (snapshotTs >= 0) {
                 for (int i = 0; i < hashes.length && conflicting == 0; i++) {
-                    long last = conflicts.lastCommit(hashes[i], ops.get(i).indexId(), ops.get(i).key());
+                    long last = conflicts.lastCommit(hashes[i], ops.get(i).indexId(), ops.get(i).key(), snapshotTs,
+                            largeChecked);
                     if (last > snapshotTs) {
                         conflicting = last;
                         conflictIndex = ops.get(i).indexId();
@@ -288,11 +315,22 @@ public final class TransactionManager implements MvccHorizon {
             long ts = -1;
             long position = -1;
             long conflicting = 0;
+            // Other large commits are compared with before the gate; only those that commit
+            // meanwhile are left for the gate.
+            long largeChecked = snapshotTs;
+            if (snapshotTs >= 0) {
+                for (Map.Entry<Long, CommitRun> large : conflicts.largeAfter(snapshotTs)) {
+                    if (conflicting == 0 && run.sharesAKeyWith(large.getValue())) {
+                        conflicting = large.getKey();
+                    }
+                    largeChecked = large.getKey();
+                }
+            }
             commitGate.lock();
             try {
                 checkUsable();
-                if (snapshotTs >= 0 && clock > snapshotTs) {
-                    conflicting = firstConflict(run, snapshotTs);
+                if (conflicting == 0 && snapshotTs >= 0) {
+                    conflicting = firstConflict(run, snapshotTs, largeChecked);
                 }
                 if (conflicting == 0) {
                     ts = clock + 1;
@@ -329,14 +367,25 @@ public final class TransactionManager implements MvccHorizon {
         }
     }
 
-    /** The newest commit after {@code snapshotTs} that wrote a key of {@code run}, or 0. In the gate. */
-    private long firstConflict(CommitRun run, long snapshotTs) {
-        Iterator<Op> it = run.iterator();
-        while (it.hasNext()) {
-            Op op = it.next();
-            long last = conflicts.lastCommit(ConflictTable.hash(op.indexId(), op.key()), op.indexId(), op.key());
-            if (last > snapshotTs) {
-                return last;
+    /**
+     * A commit after {@code snapshotTs} that wrote a key of {@code run}, or 0; large commits at or
+     * before {@code largeChecked} were compared with already. In the gate: a pass over the run
+     * when a small commit came after the snapshot, a pass over both runs per new large commit.
+     */
+    private long firstConflict(CommitRun run, long snapshotTs, long largeChecked) {
+        if (conflicts.newestSmallCommit() > snapshotTs) {
+            Iterator<Op> it = run.iterator();
+            while (it.hasNext()) {
+                Op op = it.next();
+                long last = conflicts.lastSmallCommit(ConflictTable.hash(op.indexId(), op.key()));
+                if (last > snapshotTs) {
+                    return last;
+                }
+            }
+        }
+        for (Map.Entry<Long, CommitRun> large : conflicts.largeAfter(largeChecked)) {
+            if (run.sharesAKeyWith(large.getValue())) {
+                return large.getKey();
             }
         }
         return 0;

@@ -12,8 +12,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The commit streams it into the log and the trees; afterwards the conflict table keeps it, to tell
  * transactions whose snapshots predate the commit which keys it wrote, until none is left.
  *
- * <p>{@link #contains} is thread-safe, and {@link #close()} (which deletes the file) waits for
- * lookups in progress; the iterators are for the committing thread, before close. Idempotent close.
+ * <p>Thread-safe. {@link #close()} (which deletes the file) waits for lookups in progress; an
+ * iterator must be used up before close (the conflict table closes a run only once no snapshot
+ * predates its commit, and the commit is visible). Idempotent close.
  */
 public final class CommitRun implements Closeable {
     private final ReentrantReadWriteLock open = new ReentrantReadWriteLock();
@@ -38,7 +39,7 @@ public final class CommitRun implements Closeable {
         return indexIds;
     }
 
-    /** The writes in order of index id and key; call only before {@link #close()}, from one thread. */
+    /** The writes in order of index id and key; only while open. */
     public Iterator<Op> iterator() {
         return run == null ? Collections.emptyIterator() : run.all();
     }
@@ -84,6 +85,37 @@ public final class CommitRun implements Closeable {
             return !closed && run != null && run.lookup(indexId, key) != null;
         } finally {
             open.readLock().unlock();
+        }
+    }
+
+    /**
+     * Whether this commit and {@code other} wrote a common key: one pass over both runs, in key
+     * order. Both must stay open meanwhile.
+     */
+    public boolean sharesAKeyWith(CommitRun other) {
+        Iterator<Op> mine = iterator();
+        Iterator<Op> theirs = other.iterator();
+        if (!mine.hasNext() || !theirs.hasNext()) {
+            return false;
+        }
+        Op a = mine.next();
+        Op b = theirs.next();
+        while (true) {
+            int c = SortedRun.compare(a, b);
+            if (c == 0) {
+                return true;
+            }
+            if (c < 0) {
+                if (!mine.hasNext()) {
+                    return false;
+                }
+                a = mine.next();
+            } else {
+                if (!theirs.hasNext()) {
+                    return false;
+                }
+                b = theirs.next();
+            }
         }
     }
 

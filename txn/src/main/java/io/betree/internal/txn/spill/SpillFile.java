@@ -17,8 +17,8 @@ import java.util.zip.CRC32C;
 /**
  * A temporary file of sorted runs of writes. A run is a sequence of blocks of about
  * {@link #BLOCK_BYTES}; a block is its payload length (4 bytes), the CRC32C of the payload (4) and
- * the payload: writes back to back, each index id (4), op code (1), key length (4), key, value
- * length (4, -1 for a delete) and value, big-endian. The file is never synced: it does not outlive
+ * the payload: writes back to back, encoded as in a log commit record (index id, op code, key
+ * length, key, value length or -1 for a delete, value; big-endian). The file is never synced: it does not outlive
  * the process that wrote it, and the log, not this file, makes a commit durable.
  *
  * <p>Not thread-safe: it belongs to one transaction. {@link #close()} deletes the file; idempotent.
@@ -27,7 +27,6 @@ public final class SpillFile implements Closeable {
     /** Payload bytes a block collects before it is written. */
     static final int BLOCK_BYTES = 32 << 10;
     private static final int BLOCK_HEADER = 8;
-    private static final int WRITE_FIXED = 13;
 
     private final StorageEnv storage;
     private final Path path;
@@ -50,10 +49,6 @@ public final class SpillFile implements Closeable {
         }
     }
 
-    Path path() {
-        return path;
-    }
-
     /**
      * Appends the writes of {@code sorted} (ascending by index id and key, one write per key) as a
      * run; returns it, or null when {@code sorted} is empty.
@@ -70,7 +65,7 @@ public final class SpillFile implements Closeable {
                 offsets.add(end);
                 firsts.add(op);
             }
-            int size = WRITE_FIXED + op.key().length + (op.value() == null ? 0 : op.value().length);
+            int size = op.encodedBytes();
             if (block.remaining() < size) {
                 ByteBuffer bigger = ByteBuffer.allocate(Math.max(block.capacity() * 2, block.position() + size));
                 block = bigger.put(block.flip());
@@ -168,11 +163,23 @@ public final class SpillFile implements Closeable {
         }
         FileHandle h = handle;
         handle = null;
+        IOException failed = null;
         try {
             h.close();
+        } catch (IOException e) {
+            failed = e;
+        }
+        try {
             storage.delete(path);
         } catch (IOException e) {
-            throw new BetreeIOException("deleting the spill file " + path, e);
+            if (failed == null) {
+                failed = e;
+            } else {
+                failed.addSuppressed(e);
+            }
+        }
+        if (failed != null) {
+            throw new BetreeIOException("deleting the spill file " + path, failed);
         }
     }
 }
