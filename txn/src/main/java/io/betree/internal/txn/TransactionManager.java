@@ -43,6 +43,8 @@ public final class TransactionManager implements MvccHorizon {
     private final ConflictTable conflicts = new ConflictTable();
     private final ApplyTurns turns = new ApplyTurns();
     private final LogRetention retention = new LogRetention();
+    /** Large commits being applied now; they wait for the flushers between batches. */
+    private final java.util.concurrent.atomic.AtomicInteger largeApplies = new java.util.concurrent.atomic.AtomicInteger();
     private final AtomicLong writerWaitNanos = new AtomicLong();
     private final DurableLog log;
     private final FailureListener failures;
@@ -92,29 +94,34 @@ public final class TransactionManager implements MvccHorizon {
     /**
      * As {@link #runExclusive}, for a caller that holds the trees' flushes paused: a large commit
      * being applied waits for the flushers between batches, so waiting for it with flushes paused
-     * would never end. Gives up (returns false, {@code action} not run) when the commits logged so
-     * far are not all applied within {@code patienceNanos}; the caller then resumes the flushes,
-     * waits with {@link #awaitApplied} and tries again.
+     * would never end. Gives up (returns false, {@code action} not run) when, after
+     * {@code patienceNanos}, the gate is still taken or the commits logged so far are not all
+     * applied and a large commit is being applied (or the thread is interrupted); the caller then
+     * resumes the flushes, waits with {@link #awaitApplied} and tries again.
      *
      * @throws EnvironmentFailedException if a commit failed half-way
      */
     public boolean tryRunExclusive(Runnable action, long patienceNanos) {
-        long start = System.nanoTime();
         try {
             // Bounded too: whoever holds the gate (an index creation at its own quiet point) may be
             // waiting for the very commit that waits for the paused flushers.
-            if (!commitGate.tryLock(patienceNanos, TimeUnit.NANOSECONDS)) {
-                return false;
+            while (!commitGate.tryLock(patienceNanos, TimeUnit.NANOSECONDS)) {
+                if (largeApplies.get() > 0) {
+                    return false;
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
         try {
-            long left = Math.max(0, patienceNanos - (System.nanoTime() - start));
-            if (!watermark.awaitVisible(clock, () -> failure != null, left)) {
+            // Only a large commit's apply waits for the flushers: other commits in flight are
+            // waited out however long they take, as runExclusive does.
+            while (!watermark.awaitVisible(clock, () -> failure != null, patienceNanos)) {
                 checkUsable();
-                return false;
+                if (largeApplies.get() > 0 || Thread.currentThread().isInterrupted()) {
+                    return false;
+                }
             }
             action.run();
             return true;
@@ -352,8 +359,13 @@ public final class TransactionManager implements MvccHorizon {
                         + " transaction after its snapshot");
             }
             long commitTs = ts;
-            apply(commitTs, touched, treeTurns, (t, tree) -> writerWaitNanos.addAndGet(
-                    LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
+            largeApplies.incrementAndGet();
+            try {
+                apply(commitTs, touched, treeTurns, (t, tree) -> writerWaitNanos.addAndGet(
+                        LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
+            } finally {
+                largeApplies.decrementAndGet();
+            }
             watermark.applied(commitTs);
             if (!watermark.awaitVisible(commitTs, () -> failure != null)) {
                 checkUsable();
