@@ -12,14 +12,16 @@ import java.util.concurrent.TimeUnit;
  * queues itself again behind the other caches' tasks, so one cache's write-backs cannot starve
  * another's.
  *
- * <p>Threads are daemons, started on demand and ended after a minute idle: two, or one per four
- * cores if that is more, at most eight.
+ * <p>Threads are daemons, started on demand and ended after a minute idle: one per four cores, at
+ * least one, at most eight. Few on purpose: each thread that allocates node memory keeps freed
+ * memory of its own in the C allocator (an iiBench run went past its 512 MiB cap with two evictor
+ * threads where one sufficed).
  */
 final class Evictors {
     private static final ThreadPoolExecutor EVICTORS;
 
     static {
-        int threads = Math.min(8, Math.max(2, Runtime.getRuntime().availableProcessors() / 4));
+        int threads = Math.min(8, Math.max(1, Runtime.getRuntime().availableProcessors() / 4));
         EVICTORS = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 r -> EngineThreads.newDaemon(r, "betree-evictor"));
         EVICTORS.allowCoreThreadTimeOut(true);
