@@ -323,8 +323,16 @@ public final class Engine implements AutoCloseable {
         if (ops.isEmpty()) {
             return;
         }
+        logAndSync(() -> txns.commit(snapshotTs, ops));
+    }
+
+    /**
+     * Runs a commit that returns its log position, then syncs there if the settings say so; a
+     * failure other than a conflict leaves the engine failed.
+     */
+    private void logAndSync(java.util.function.LongSupplier commit) {
         try {
-            long position = txns.commit(snapshotTs, ops);
+            long position = commit.getAsLong();
             if (settings.syncEveryCommit()) {
                 txns.syncTo(position);
             }
@@ -368,22 +376,13 @@ public final class Engine implements AutoCloseable {
             run.close();
             return;
         }
-        try {
-            long position = txns.commitLarge(snapshotTs, run, id -> {
-                StoredIndex index = indexes.byId(id);
-                if (index == null) {
-                    throw new IllegalStateException("a transaction wrote to index id " + id + ", which does not exist");
-                }
-                return index.tree();
-            });
-            if (settings.syncEveryCommit()) {
-                txns.syncTo(position);
+        logAndSync(() -> txns.commitLarge(snapshotTs, run, id -> {
+            StoredIndex index = indexes.byId(id);
+            if (index == null) {
+                throw new IllegalStateException("a transaction wrote to index id " + id + ", which does not exist");
             }
-        } catch (WriteConflictException e) {
-            throw e;
-        } catch (BetreeException e) {
-            throw fail(e);
-        }
+            return index.tree();
+        }));
     }
 
     /**

@@ -44,35 +44,9 @@ public final class CommitRun implements Closeable {
         return run == null ? Collections.emptyIterator() : run.all();
     }
 
-    /** The writes to index {@code indexId} in key order. */
+    /** The writes to index {@code indexId} in key order; only while open. */
     public Iterator<Op> iterator(int indexId) {
-        Iterator<Op> from = run == null ? Collections.emptyIterator() : run.from(indexId, null);
-        return new Iterator<>() {
-            private Op peeked = advance();
-
-            private Op advance() {
-                if (!from.hasNext()) {
-                    return null;
-                }
-                Op op = from.next();
-                return op.indexId() == indexId ? op : null;
-            }
-
-            @Override
-            public boolean hasNext() {
-                return peeked != null;
-            }
-
-            @Override
-            public Op next() {
-                Op op = peeked;
-                if (op == null) {
-                    throw new java.util.NoSuchElementException();
-                }
-                peeked = advance();
-                return op;
-            }
-        };
+        return run == null ? Collections.emptyIterator() : run.range(indexId, null, null);
     }
 
     /**

@@ -107,6 +107,40 @@ final class SortedRun {
         };
     }
 
+    /**
+     * The writes to index {@code indexId} with keys in {@code [from, limit)} (null: open end), in
+     * key order.
+     */
+    Iterator<Op> range(int indexId, byte[] from, byte[] limit) {
+        Iterator<Op> writes = from(indexId, from);
+        return new Iterator<>() {
+            private Op next = advance();
+
+            private Op advance() {
+                if (!writes.hasNext()) {
+                    return null;
+                }
+                Op op = writes.next();
+                return op.indexId() != indexId || limit != null && Keys.compare(op.key(), limit) >= 0 ? null : op;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public Op next() {
+                Op op = next;
+                if (op == null) {
+                    throw new NoSuchElementException();
+                }
+                next = advance();
+                return op;
+            }
+        };
+    }
+
     /** Every write of the run, in order. */
     Iterator<Op> all() {
         return from(Integer.MIN_VALUE, null);

@@ -2,13 +2,11 @@ package io.betree.internal.txn.spill;
 
 import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.storage.StorageEnv;
-import io.betree.internal.tree.Keys;
 import java.io.Closeable;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -126,39 +124,9 @@ public final class SpilledWrites implements Closeable {
     public Iterator<Op> range(int indexId, byte[] from, byte[] limit) {
         List<Iterator<Op>> sources = new ArrayList<>();
         for (SortedRun run : runsOldestFirst()) {
-            sources.add(bounded(run.from(indexId, from), indexId, limit));
+            sources.add(run.range(indexId, from, limit));
         }
         return new MergedWrites(sources);
-    }
-
-    /** {@code writes} up to the end of index {@code indexId}'s keys or {@code limit}. */
-    private static Iterator<Op> bounded(Iterator<Op> writes, int indexId, byte[] limit) {
-        return new Iterator<>() {
-            private Op next = advance();
-
-            private Op advance() {
-                if (!writes.hasNext()) {
-                    return null;
-                }
-                Op op = writes.next();
-                return op.indexId() != indexId || limit != null && Keys.compare(op.key(), limit) >= 0 ? null : op;
-            }
-
-            @Override
-            public boolean hasNext() {
-                return next != null;
-            }
-
-            @Override
-            public Op next() {
-                Op op = next;
-                if (op == null) {
-                    throw new NoSuchElementException();
-                }
-                next = advance();
-                return op;
-            }
-        };
     }
 
     /**
