@@ -84,6 +84,8 @@ class SmokeSuiteTest {
         assertSane(insert);
         assertTrue(insert.terminalRowsPerSec() > 0, insert.toString());
         assertTrue(Files.exists(ctx.results().series("insert-" + engine)));
+        assertEquals(engine.equals("betree"), insert.note().contains("writers held back "),
+                "only betree reports back-pressure: " + insert.note());
 
         List<PhaseResult> reads = ReadWorkload.run(ctx);
         assertEquals(2 * ReadWorkload.KINDS.size(), reads.size());

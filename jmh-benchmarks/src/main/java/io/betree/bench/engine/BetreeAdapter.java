@@ -89,6 +89,11 @@ public final class BetreeAdapter implements EngineAdapter {
     }
 
     @Override
+    public long writerWaitNanos() {
+        return env == null ? -1 : env.writerWaitNanos();
+    }
+
+    @Override
     public void close() {
         if (env != null) {
             commit();

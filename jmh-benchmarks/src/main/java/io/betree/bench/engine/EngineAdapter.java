@@ -56,6 +56,14 @@ public interface EngineAdapter extends AutoCloseable {
     @Override
     void close();
 
+    /**
+     * Nanoseconds the engine has held committed writers back since {@link #open} because its
+     * background work fell behind (betree's back-pressure), or -1 if the engine does not say.
+     */
+    default long writerWaitNanos() {
+        return -1;
+    }
+
     /** One ordered key-value table; keys compare as unsigned byte strings in every engine. */
     interface Table {
         /** Stores {@code value} under {@code key} in the calling thread's current batch. */

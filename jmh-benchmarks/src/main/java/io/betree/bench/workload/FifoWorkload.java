@@ -97,6 +97,7 @@ public final class FifoWorkload {
                     "queue=%d rows; disk after fill %.1f MiB, max %.1f MiB, end %.1f MiB%s", queue,
                     diskAfterFill / 1048576.0, maxDisk / 1048576.0, disk / 1048576.0,
                     done < batches ? "; time cap reached at " + rows + " of " + sc.fifoChurnRows() + " rows" : "");
+            note = InsertWorkload.withWriterWait(note, e);
             long live = queue * IiBench.ROW_BYTES;
             churn = new PhaseResult(sc.name(), "fifo", "fifo", ctx.engine(), ctx.codec().algorithm(), done, rows,
                     seconds, rows * (IiBench.ROW_BYTES + IiBench.DELETE_BYTES), probe.bytesWritten(), disk, live,

@@ -22,6 +22,16 @@ public final class InsertWorkload {
     private InsertWorkload() {
     }
 
+    /** {@code note} with the time the engine held writers back since open, where it says. */
+    static String withWriterWait(String note, EngineAdapter engine) {
+        long waited = engine.writerWaitNanos();
+        if (waited < 0) {
+            return note;
+        }
+        String wait = String.format(java.util.Locale.ROOT, "writers held back %.1f s", waited / 1e9);
+        return note.isEmpty() ? wait : note + "; " + wait;
+    }
+
     /** Loads a fresh iiBench data set and records its figures. */
     public static PhaseResult run(BenchContext ctx) {
         return load(ctx);
@@ -99,7 +109,8 @@ public final class InsertWorkload {
             e.flush();
             double seconds = probe.seconds();
             long disk = e.diskBytes();
-            String note = rows < target ? "time cap reached at " + rows + " of " + target + " rows" : "";
+            String note = withWriterWait(rows < target ? "time cap reached at " + rows + " of " + target + " rows" : "",
+                    e);
             r = new PhaseResult(sc.name(), "insert", "insert", ctx.engine(), ctx.codec().algorithm(), done, rows,
                     seconds, rows * IiBench.ROW_BYTES, probe.bytesWritten(), disk, rows * IiBench.ROW_BYTES,
                     probe.cpuSeconds(), probe.peakHeapBytes(), latencies.micros(50), latencies.micros(99),

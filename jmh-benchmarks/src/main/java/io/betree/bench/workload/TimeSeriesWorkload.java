@@ -113,7 +113,8 @@ public final class TimeSeriesWorkload {
             check(ctx, table, stepsWritten);
             long[] batchEnd = Arrays.copyOf(progress.batchEnd, batches);
             Arrays.sort(batchEnd);
-            String note = batches < steps ? "time cap reached at " + rows + " of " + steps * SENSORS + " rows" : "";
+            String note = InsertWorkload.withWriterWait(
+                    batches < steps ? "time cap reached at " + rows + " of " + steps * SENSORS + " rows" : "", e);
             r = new PhaseResult(sc.name(), "timeseries", "timeseries-" + threads, ctx.engine(),
                     ctx.codec().algorithm(), batches, rows, seconds, logical, written, disk, logical, cpu, heap,
                     latencies.micros(50), latencies.micros(99), latencies.micros(99.9), latencies.maxMicros(),
