@@ -62,8 +62,12 @@ final class ConflictTable {
 
     /** The runs of the large commits after {@code snapshotTs}, oldest first, with their timestamps. */
     List<Map.Entry<Long, CommitRun>> largeAfter(long snapshotTs) {
+        List<LargeCommit> big = large;
+        if (big.isEmpty()) {
+            return List.of(); // every small commit asks: no allocation in the usual case
+        }
         List<Map.Entry<Long, CommitRun>> after = new ArrayList<>();
-        for (LargeCommit c : large) {
+        for (LargeCommit c : big) {
             if (c.ts > snapshotTs) {
                 after.add(Map.entry(c.ts, c.keys));
             }

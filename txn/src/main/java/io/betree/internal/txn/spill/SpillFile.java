@@ -56,12 +56,14 @@ public final class SpillFile implements Closeable {
     SortedRun append(Iterator<Op> sorted) {
         List<Long> offsets = new ArrayList<>();
         List<Op> firsts = new ArrayList<>();
-        ByteBuffer block = ByteBuffer.allocate(BLOCK_BYTES + 1024);
+        // The block header's 8 bytes are reserved up front, so a block goes out in one write
+        // from the buffer it was built in, which is then reused.
+        ByteBuffer block = ByteBuffer.allocate(BLOCK_HEADER + BLOCK_BYTES + 1024).position(BLOCK_HEADER);
         Op last = null;
         long count = 0;
         while (sorted.hasNext()) {
             Op op = sorted.next();
-            if (block.position() == 0) {
+            if (block.position() == BLOCK_HEADER) {
                 offsets.add(end);
                 firsts.add(op);
             }
@@ -78,12 +80,11 @@ public final class SpillFile implements Closeable {
             }
             last = op;
             count++;
-            if (block.position() >= BLOCK_BYTES) {
+            if (block.position() - BLOCK_HEADER >= BLOCK_BYTES) {
                 writeBlock(block);
-                block = ByteBuffer.allocate(BLOCK_BYTES + 1024);
             }
         }
-        if (block.position() > 0) {
+        if (block.position() > BLOCK_HEADER) {
             writeBlock(block);
         }
         if (count == 0) {
@@ -97,18 +98,19 @@ public final class SpillFile implements Closeable {
         return new SortedRun(this, starts, firsts.toArray(new Op[0]), last, count);
     }
 
-    private void writeBlock(ByteBuffer payload) {
-        payload.flip();
+    /** Writes {@code block} (header space, then payload up to its position) and clears it for the next. */
+    private void writeBlock(ByteBuffer block) {
+        int length = block.position() - BLOCK_HEADER;
         CRC32C crc = new CRC32C();
-        crc.update(payload.duplicate());
-        ByteBuffer out = ByteBuffer.allocate(BLOCK_HEADER + payload.remaining());
-        out.putInt(payload.remaining()).putInt((int) crc.getValue()).put(payload).flip();
+        crc.update(block.duplicate().flip().position(BLOCK_HEADER));
+        block.putInt(0, length).putInt(4, (int) crc.getValue()).flip();
         try {
-            checkOpen().write(out, end);
+            checkOpen().write(block, end);
         } catch (IOException e) {
             throw new BetreeIOException("writing the spill file " + path, e);
         }
-        end += out.capacity();
+        end += BLOCK_HEADER + length;
+        block.clear().position(BLOCK_HEADER);
     }
 
     /** Reads and decodes the block at {@code offset}, which ends at {@code next}. */
