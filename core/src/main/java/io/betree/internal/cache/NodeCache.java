@@ -5,10 +5,13 @@ import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -37,15 +40,14 @@ public final class NodeCache {
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentHashMap<Long, CacheEntry> entries = new ConcurrentHashMap<>();
     /** Guarded by the lock, as is everything below that is not final or atomic. */
-    private final List<CacheEntry> ring = new ArrayList<>();
-    private int hand;
+    private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
-    private final java.util.ArrayDeque<Image> capturedImages = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Image> capturedImages = new ArrayDeque<>();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
-    private static final long EVICTION_SLICE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
     private final long hardLimitBytes;
-    private final java.util.concurrent.locks.Condition roomMade = lock.newCondition();
+    private final Condition roomMade = lock.newCondition();
     /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
     private boolean evictionScheduled;
     private boolean stopping;
@@ -97,7 +99,7 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
-        E loaded = load(blockNumber, loader);
+        E loaded = loader.load(blockNumber, store.fetch(blockNumber));
         lock.lock();
         try {
             CacheEntry raced = entries.get(blockNumber);
@@ -113,10 +115,6 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
-    }
-
-    private <E extends CacheEntry> E load(long blockNumber, EntryLoader<E> loader) {
-        return loader.load(blockNumber, store.fetch(blockNumber));
     }
 
     /** Lock held: pins an entry of the map, which nobody can have claimed outside the lock. */
@@ -154,7 +152,6 @@ public final class NodeCache {
 
     private void insert(CacheEntry e) {
         entries.put(e.blockNumber(), e);
-        e.ringIndex = ring.size();
         ring.add(e);
         e.referenced = true;
         e.accountedBytes = e.memoryBytes();
@@ -224,12 +221,12 @@ public final class NodeCache {
                 // Again on every round: the evictor may have gone idle on a footprint measured
                 // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
                 requestEviction();
-                roomMade.await(10, java.util.concurrent.TimeUnit.MILLISECONDS);
+                roomMade.await(10, TimeUnit.MILLISECONDS);
                 // Whether woken or timed out: with nothing left to evict (everything pinned, or the
                 // excess is the pool's share of partly used chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
-                if (heldBytes() > hardLimitBytes && !evictableLeft()) {
+                if (heldBytes() > hardLimitBytes && !ring.anyEvictable()) {
                     return;
                 }
             } catch (InterruptedException ie) {
@@ -246,15 +243,6 @@ public final class NodeCache {
      */
     private long heldBytes() {
         return Math.max(accountedBytes.get(), memory.footprint());
-    }
-
-    private boolean evictableLeft() {
-        for (CacheEntry e : ring) {
-            if (e.pins() == 0 && !e.writing) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -315,17 +303,8 @@ public final class NodeCache {
     private void remove(CacheEntry e) {
         e.markGone();
         entries.remove(e.blockNumber(), e);
-        int i = e.ringIndex;
-        CacheEntry last = ring.remove(ring.size() - 1);
-        if (last != e) {
-            ring.set(i, last);
-            last.ringIndex = i;
-        }
-        e.ringIndex = -1;
+        ring.remove(e);
         accountedBytes.addAndGet(-e.accountedBytes);
-        if (hand >= ring.size()) {
-            hand = 0;
-        }
     }
 
     /** Queues this cache's eviction task unless it is queued or running already. Lock held. */
@@ -370,7 +349,7 @@ public final class NodeCache {
             if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
                 return true;
             }
-            CacheEntry victim = nextVictim();
+            CacheEntry victim = ring.nextVictim();
             if (victim == null) {
                 return false;
             }
@@ -387,24 +366,6 @@ public final class NodeCache {
             writeOut(victim);
         }
         return false;
-    }
-
-    private CacheEntry nextVictim() {
-        for (int seen = 0; seen < 2 * ring.size() + 2 && !ring.isEmpty(); seen++) {
-            if (hand >= ring.size()) {
-                hand = 0;
-            }
-            CacheEntry e = ring.get(hand++);
-            if (e.pins() != 0 || e.writing) {
-                continue;
-            }
-            if (e.referenced) {
-                e.referenced = false;
-                continue;
-            }
-            return e;
-        }
-        return null;
     }
 
     /**

@@ -1,0 +1,79 @@
+package io.betree.internal.cache;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The cache's entries in second-chance clock order: a hand sweeps the ring, skipping pinned entries
+ * and entries being written, and clearing the referenced bit of the ones it passes, until it finds
+ * an entry not referenced since the last sweep. Removal is O(1) (the last entry takes the removed
+ * one's slot), which changes the order a little and costs nothing an eviction needs.
+ *
+ * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
+ */
+final class ClockRing implements Iterable<CacheEntry> {
+    private final List<CacheEntry> entries = new ArrayList<>();
+    private int hand;
+
+    void add(CacheEntry e) {
+        e.ringIndex = entries.size();
+        entries.add(e);
+    }
+
+    void remove(CacheEntry e) {
+        int i = e.ringIndex;
+        CacheEntry last = entries.remove(entries.size() - 1);
+        if (last != e) {
+            entries.set(i, last);
+            last.ringIndex = i;
+        }
+        e.ringIndex = -1;
+        if (hand >= entries.size()) {
+            hand = 0;
+        }
+    }
+
+    /** The next eviction candidate, or null when every entry is pinned or being written. */
+    CacheEntry nextVictim() {
+        for (int seen = 0; seen < 2 * entries.size() + 2 && !entries.isEmpty(); seen++) {
+            if (hand >= entries.size()) {
+                hand = 0;
+            }
+            CacheEntry e = entries.get(hand++);
+            if (!evictable(e)) {
+                continue;
+            }
+            if (e.referenced) {
+                e.referenced = false;
+                continue;
+            }
+            return e;
+        }
+        return null;
+    }
+
+    /** Whether some entry could be evicted now. */
+    boolean anyEvictable() {
+        for (CacheEntry e : entries) {
+            if (evictable(e)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean evictable(CacheEntry e) {
+        return e.pins() == 0 && !e.writing;
+    }
+
+    void clear() {
+        entries.clear();
+        hand = 0;
+    }
+
+    @Override
+    public Iterator<CacheEntry> iterator() {
+        return entries.iterator();
+    }
+}
