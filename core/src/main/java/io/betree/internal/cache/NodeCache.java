@@ -192,10 +192,25 @@ public final class NodeCache {
      * hold no latch that others wait on.
      */
     public void awaitRoom() {
+        awaitBelow(hardLimitBytes);
+    }
+
+    /**
+     * Waits until the cache is back within its budget, not just its hard limit: for background
+     * work that brings nodes in by the megabyte (a flush step loads and rewrites children), so
+     * that the headroom between budget and hard limit stays free for writers, who wait only past
+     * the hard limit. Without it a flush step's burst took the cache past the hard limit and the
+     * writers waited for the evictor (up to 110 ms in a 30 M-row iiBench).
+     */
+    public void awaitBudget() {
+        awaitBelow(budgetBytes);
+    }
+
+    private void awaitBelow(long limit) {
         if (heldBytes() > budgetBytes) {
             lock.lock();
             try {
-                makeRoom();
+                makeRoom(limit);
             } finally {
                 lock.unlock();
             }
@@ -206,12 +221,12 @@ public final class NodeCache {
      * Over budget, wakes the evictor; over the hard limit, waits for it, so that a writer never
      * compresses or writes a block itself. Lock held.
      */
-    private void makeRoom() {
+    private void makeRoom(long limit) {
         if (heldBytes() <= budgetBytes) {
             return;
         }
         requestEviction();
-        while (heldBytes() > hardLimitBytes && !stopping) {
+        while (heldBytes() > limit && !stopping) {
             if (evictionFailure != null) {
                 throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
                         evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
@@ -226,7 +241,7 @@ public final class NodeCache {
                 // excess is the pool's share of partly used chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
-                if (heldBytes() > hardLimitBytes && !ring.anyEvictable()) {
+                if (heldBytes() > limit && !ring.anyEvictable()) {
                     return;
                 }
             } catch (InterruptedException ie) {

@@ -228,6 +228,7 @@ public final class BeTree {
             return lookup(key, snapshotTs);
         } finally {
             structure.readLock().unlock();
+            store.awaitRoom();
         }
     }
 
@@ -305,6 +306,7 @@ public final class BeTree {
             }
         } finally {
             writers.unlock();
+            store.awaitRoom();
         }
         if (rootSize > config.nodeSize()) {
             flushInBackground();
@@ -437,11 +439,10 @@ public final class BeTree {
                 noteRootSize(root);
                 return i;
             } finally {
-                store.release(root, true);
+                store.unpin(root, true);
             }
         } finally {
             rootLatch.writeLock().unlock();
-            store.awaitRoom();
         }
     }
 
@@ -509,6 +510,7 @@ public final class BeTree {
         } finally {
             rootLatch.readLock().unlock();
             structure.readLock().unlock();
+            store.awaitRoom();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
             flusher.flushPath(from);

@@ -27,6 +27,8 @@ public final class MessageBuffer {
     private static final int ENTRY = 12;
     private static final int MIN_TAIL = 64;
     private static final int MAX_TAIL = 1024;
+    /** The most message bytes a {@link #successor} reserves. */
+    private static final int MAX_RESERVE = 1 << 20;
 
     private final NodeMemory memory;
     private ByteBuf data;
@@ -38,9 +40,30 @@ public final class MessageBuffer {
 
     /** An empty buffer. */
     public MessageBuffer(NodeMemory memory) {
+        this(memory, 0, 0);
+    }
+
+    /**
+     * An empty buffer with room for about {@code expectedMessages} messages of {@code expectedBytes}
+     * bytes in all, so that it need not grow step by step as they arrive (see {@link #successor}).
+     */
+    private MessageBuffer(NodeMemory memory, int expectedMessages, int expectedBytes) {
         this.memory = memory;
-        this.data = memory.allocate(256);
-        this.index = memory.allocate(64);
+        this.data = memory.allocate(Math.max(256, expectedBytes));
+        this.index = memory.allocate(Math.max(64, expectedMessages * ENTRY));
+    }
+
+    /**
+     * An empty buffer to take this one's place in its node when this one is flushed, with room for
+     * half of what this one holds, up to {@value #MAX_RESERVE} bytes of messages: a root buffer
+     * refills at about the pace it filled, and writers' threads grow buffers through a round trip
+     * to the allocation thread, some forty of them for a buffer that grows from nothing by half
+     * again each time (a few milliseconds each on a busy machine).
+     */
+    public MessageBuffer successor() {
+        int bytes = Math.min(MAX_RESERVE, bytes() / 2);
+        int messages = count == 0 ? 0 : (int) ((long) count * bytes / Math.max(1, bytes()));
+        return new MessageBuffer(memory, messages, bytes);
     }
 
     /**

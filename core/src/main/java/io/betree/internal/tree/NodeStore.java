@@ -42,7 +42,7 @@ final class NodeStore {
     CacheEntry pinNode(long block) {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (e instanceof Basement) {
-            cache.unpin(e, false);
+            cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a tree pointer leads to a basement, not a node", null);
         }
         return e;
@@ -52,7 +52,7 @@ final class NodeStore {
     InternalNode pinRoot(long block) {
         CacheEntry e = pinNode(block);
         if (!(e instanceof InternalNode)) {
-            cache.unpin(e, false);
+            cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a tree's root is not an internal node", null);
         }
         return (InternalNode) e;
@@ -61,7 +61,7 @@ final class NodeStore {
     Basement pinBasement(long block) {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (!(e instanceof Basement)) {
-            cache.unpin(e, false);
+            cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
         }
         return (Basement) e;
@@ -83,18 +83,24 @@ final class NodeStore {
         return child;
     }
 
+    /**
+     * Unpins without waiting for the evictor ({@link NodeCache#release}): the tree never waits for
+     * room while it holds a lock or latch others wait on (a writer's sequential run waited for
+     * room once per level and row, up to 95 ms a batch, holding the structure lock and the root
+     * latch). The tree's entry points call {@link #awaitRoom} once they have let go.
+     */
     void unpin(CacheEntry e, boolean modified) {
-        cache.unpin(e, modified);
-    }
-
-    /** Unpins without waiting for room; see {@link NodeCache#release}. */
-    void release(CacheEntry e, boolean modified) {
         cache.release(e, modified);
     }
 
     /** Waits, if the cache is over its hard limit, until the evictor has made room. */
     void awaitRoom() {
         cache.awaitRoom();
+    }
+
+    /** Waits, if the cache is over its budget, until the evictor has brought it back within. */
+    void awaitBudget() {
+        cache.awaitBudget();
     }
 
     private CacheEntry load(long block, ByteBuf data) {
@@ -148,7 +154,7 @@ final class NodeStore {
         List<Integer> sizes = new ArrayList<>();
         sizes.add(b.bytes());
         LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, new ArrayList<>(), blocks, sizes);
-        cache.unpin(b, true);
+        cache.release(b, true);
         cache.add(leaf);
         return leaf;
     }

@@ -47,7 +47,7 @@ final class Reshaper {
      * that stepped over many pending deletes has its path flushed so, applying them once.
      */
     private void flushChild(InternalNode parent, int i, byte[] toward) {
-        MessageBuffer batch = detach(parent, i);
+        MessageBuffer batch = detach(parent, i, false);
         try {
             CacheEntry child = store.pinChild(parent, i);
             boolean consumed = false;
@@ -66,14 +66,16 @@ final class Reshaper {
     }
 
     /**
-     * Takes buffer {@code i} out of {@code parent}, leaving an empty one, and returns it (unsorted:
+     * Takes buffer {@code i} out of {@code parent}, leaving an empty one (in a root, one with room
+     * for what writers will add, {@link MessageBuffer#successor}), and returns it (unsorted:
      * {@link #pushInto} sorts it); the caller releases it. The first step of a flush, and the only
      * one that changes the parent's buffers: a background flush takes it under the root latch and
      * does the rest without.
      */
-    MessageBuffer detach(InternalNode parent, int i) {
+    MessageBuffer detach(InternalNode parent, int i, boolean isRoot) {
         MessageBuffer batch = parent.buffers.get(i);
-        parent.buffers.set(i, new MessageBuffer(store.memory()));
+        // Only a root's buffers refill from writers' threads; below, flushers fill them.
+        parent.buffers.set(i, isRoot ? batch.successor() : new MessageBuffer(store.memory()));
         return batch;
     }
 
@@ -149,7 +151,7 @@ final class Reshaper {
         if (at < 0) {
             return 0;
         }
-        Basement right = basement.splitAt(at, store.allocateBlockNumber());
+        Basement right = basement.splitAt(at, store.allocateBlockNumber(), 0);
         store.addNew(right);
         try {
             leaf.basementBytes.set(b, basement.bytes());
@@ -208,7 +210,9 @@ final class Reshaper {
                 leaf.basementBytes.set(last, b.bytes());
                 if (b.bytes() > config.basementSize() && b.count() > 1) {
                     // Keep the full basement full and start a new one: sequential data never returns here.
-                    Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber());
+                    // Room for the whole basement and then some: it splits once over its size.
+                    Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber(),
+                            config.basementSize() + config.basementSize() / 8);
                     store.addNew(next);
                     leaf.basementBytes.set(last, b.bytes());
                     leaf.pivots.add(next.key(0));

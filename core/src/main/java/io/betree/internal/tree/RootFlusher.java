@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of a child that split (or merging it with a neighbour). Pushing the messages down, which may
  * cascade to the leaves and read evicted nodes, and splitting the child happen without the latch,
  * so writers wait microseconds, not a step. Nothing waits for the evictor with the latch held
- * ({@link NodeStore#release}); a step waits for room once it has let go of the structure lock.
+ * ({@link NodeStore#unpin}); before a step starts it waits until the cache is back within its
+ * budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits in the headroom below the
+ * hard limit and writers do not wait for the evictor.
  * Thread-safe.
  */
 final class RootFlusher {
@@ -84,6 +86,7 @@ final class RootFlusher {
      */
     boolean flushStep(byte[] toward) {
         boolean overSize;
+        store.awaitBudget();
         tree.structure.writeLock().lock();
         try {
             if (!tree.usable()) {
@@ -100,7 +103,6 @@ final class RootFlusher {
         } finally {
             tree.structure.writeLock().unlock();
         }
-        store.awaitRoom();
         return overSize;
     }
 
@@ -113,11 +115,11 @@ final class RootFlusher {
         try {
             root = store.pinRoot(tree.rootBlock());
             if (toward == null && tree.noteRootSize(root) <= tree.config().nodeSize()) {
-                store.release(root, false);
+                store.unpin(root, false);
                 return false;
             }
             i = toward == null ? root.heaviestChild() : root.childFor(toward);
-            batch = reshaper.detach(root, i);
+            batch = reshaper.detach(root, i, true);
             tree.noteRootSize(root);
         } finally {
             tree.rootLatch.writeLock().unlock();
@@ -144,19 +146,19 @@ final class RootFlusher {
                 return tree.noteRootSize(root) > tree.config().nodeSize();
             } finally {
                 rootReleased = true;
-                store.release(root, true);
+                store.unpin(root, true);
                 tree.rootLatch.writeLock().unlock();
             }
         } finally {
             batch.release();
             for (CacheEntry p : pieces) {
-                store.release(p, true);
+                store.unpin(p, true);
             }
             if (child != null && !childConsumed) {
-                store.release(child, true);
+                store.unpin(child, true);
             }
             if (!rootReleased) {
-                store.release(root, true);
+                store.unpin(root, true);
             }
         }
     }
