@@ -1,7 +1,8 @@
-package io.betree.internal.layers;
+package io.betree.internal.txn.layers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.betree.internal.layers.ClassReferences;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
