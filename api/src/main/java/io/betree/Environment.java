@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <pre>{@code
  * try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(256L << 20))) {
- *     Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.ZSTD));
+ *     Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.LZ4));
  *     orders.put(key, value);
  * }
  * }</pre>

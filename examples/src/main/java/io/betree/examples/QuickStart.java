@@ -22,7 +22,7 @@ public final class QuickStart {
     public static void main(String[] args) {
         Path dir = Path.of(args.length > 0 ? args[0] : "betree-data");
         try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20))) {
-            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.ZSTD));
+            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.LZ4));
             byte[] previous = orders.get(utf8("order-00042"));
             System.out.println("environment: " + env.directory());
             System.out.println("order-00042 before this run: " + (previous == null ? "absent" : str(previous)));

@@ -61,7 +61,7 @@ class TutorialTest {
 
         try (Environment env = Environment.open(data,
                 EnvironmentOptions.defaults().cacheBytes(256L << 20))) {
-            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.ZSTD));
+            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.LZ4));
             orders.put(key, value);                  // byte[] keys and values, unsigned lexicographic order
             byte[] v = orders.get(key);              // null when absent
             assertArrayEquals(value, v);
@@ -88,8 +88,8 @@ class TutorialTest {
         // Environment is AutoCloseable: try-with-resources checkpoints and releases everything.
         try (Environment env = Environment.open(dir, options)) {
             // An Index is a sorted map from byte[] keys to byte[] values. openIndex creates it on
-            // first use; the options pick the block compression codec (ZSTD is the default).
-            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.ZSTD));
+            // first use; the options pick the block compression codec (LZ4 is the default).
+            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.LZ4));
 
             assertEquals("orders", orders.name());
             assertEquals(List.of("orders"), env.indexNames());
@@ -101,7 +101,7 @@ class TutorialTest {
     @Order(2)
     void step2_putGetOverwriteDelete() {
         try (Environment env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(64L << 20))) {
-            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.ZSTD));
+            Index orders = env.openIndex("orders", IndexOptions.defaults().codec(Codec.LZ4));
 
             // put stores a value under a key; a later put of the same key replaces it.
             for (int i = 0; i < 100_000; i++) {
