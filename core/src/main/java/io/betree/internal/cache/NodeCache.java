@@ -5,9 +5,6 @@ import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,7 +39,7 @@ public final class NodeCache {
     /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
-    private final ArrayDeque<Image> capturedImages = new ArrayDeque<>();
+    private final CheckpointImages checkpoint = new CheckpointImages();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
@@ -54,8 +51,6 @@ public final class NodeCache {
     /** Checkpoint images the evictor is writing now; the checkpoint must not finish before them. */
     private int checkpointWritesInFlight;
     private RuntimeException evictionFailure;
-    private List<CacheEntry> checkpointEntries;
-    private int checkpointCursor;
     private long evictions;
     private long writeBacks;
     private long misses;
@@ -463,15 +458,8 @@ public final class NodeCache {
         }
     }
 
-    /** A block's contents as a checkpoint must record them, taken before anyone changed them. */
-    private record Image(CacheEntry entry, long version, ByteBuf bytes) {
-    }
-
     private void captureIfPending(CacheEntry e) {
-        if (e.checkpointPending) {
-            capturedImages.addLast(new Image(e, e.version, serialize(e)));
-            e.checkpointPending = false;
-        }
+        checkpoint.captureIfOwed(e, this::serialize);
     }
 
     /**
@@ -481,14 +469,7 @@ public final class NodeCache {
     public void beginCheckpoint() {
         lock.lock();
         try {
-            checkpointEntries = new ArrayList<>();
-            checkpointCursor = 0;
-            for (CacheEntry e : ring) {
-                if (e.dirty) {
-                    e.checkpointPending = true;
-                    checkpointEntries.add(e);
-                }
-            }
+            checkpoint.begin(ring);
         } finally {
             lock.unlock();
         }
@@ -502,25 +483,18 @@ public final class NodeCache {
      */
     public void writeCheckpointImages() {
         while (true) {
-            Image image;
+            CheckpointImages.Image image;
             lock.lock();
             try {
                 while (true) {
-                    image = capturedImages.pollFirst();
-                    while (image == null && checkpointCursor < checkpointEntries.size()) {
-                        CacheEntry e = checkpointEntries.get(checkpointCursor++);
-                        if (e.checkpointPending) {
-                            image = new Image(e, e.version, serialize(e));
-                            e.checkpointPending = false;
-                        }
-                    }
+                    image = checkpoint.next(this::serialize);
                     if (image != null || checkpointWritesInFlight == 0) {
                         break;
                     }
                     // The evictor is writing images for this checkpoint: wait, then look again
                     // (a failed write hands its entry back, marked).
                     roomMade.awaitUninterruptibly();
-                    checkpointCursor = 0;
+                    checkpoint.rescan();
                 }
             } finally {
                 lock.unlock();
@@ -545,7 +519,7 @@ public final class NodeCache {
         }
         lock.lock();
         try {
-            checkpointEntries = null;
+            checkpoint.end();
         } finally {
             lock.unlock();
         }
@@ -555,14 +529,7 @@ public final class NodeCache {
     public void abortCheckpoint() {
         lock.lock();
         try {
-            for (CacheEntry e : ring) {
-                e.checkpointPending = false;
-            }
-            Image image;
-            while ((image = capturedImages.pollFirst()) != null) {
-                memory.release(image.bytes());
-            }
-            checkpointEntries = null;
+            checkpoint.clear(ring, memory);
         } finally {
             lock.unlock();
         }
@@ -584,10 +551,7 @@ public final class NodeCache {
             for (CacheEntry e : ring) {
                 e.releaseMemory();
             }
-            Image image;
-            while ((image = capturedImages.pollFirst()) != null) {
-                memory.release(image.bytes());
-            }
+            checkpoint.releaseCaptured(memory);
             ring.clear();
             entries.clear();
             accountedBytes.set(0);

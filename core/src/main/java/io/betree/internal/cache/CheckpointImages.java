@@ -1,0 +1,90 @@
+package io.betree.internal.cache;
+
+import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * What a fuzzy checkpoint still owes: the entries that were dirty when it began, and the images of
+ * those a writer pinned first, copied at that moment. An entry is owed while its
+ * {@code checkpointPending} flag is set; whoever clears the flag takes its image (the checkpointer,
+ * the evictor writing it back, or a pinner through {@link #captureIfOwed}).
+ *
+ * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
+ */
+final class CheckpointImages {
+    /** A block's contents as a checkpoint must record them, taken before anyone changed them. */
+    record Image(CacheEntry entry, long version, ByteBuf bytes) {
+    }
+
+    private final ArrayDeque<Image> captured = new ArrayDeque<>();
+    private final List<CacheEntry> owed = new ArrayList<>();
+    private int cursor;
+
+    /** Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now. */
+    void begin(Iterable<CacheEntry> entries) {
+        owed.clear();
+        cursor = 0;
+        for (CacheEntry e : entries) {
+            if (e.dirty) {
+                e.checkpointPending = true;
+                owed.add(e);
+            }
+        }
+    }
+
+    /** Copies {@code e}'s image now if the checkpoint still owes it: someone is about to change it. */
+    void captureIfOwed(CacheEntry e, Function<CacheEntry, ByteBuf> serializer) {
+        if (e.checkpointPending) {
+            captured.addLast(new Image(e, e.version, serializer.apply(e)));
+            e.checkpointPending = false;
+        }
+    }
+
+    /**
+     * The next image to write: a captured one first, else the next owed entry nobody has taken,
+     * serialized now; null when none is left to take here.
+     */
+    Image next(Function<CacheEntry, ByteBuf> serializer) {
+        Image image = captured.pollFirst();
+        while (image == null && cursor < owed.size()) {
+            CacheEntry e = owed.get(cursor++);
+            if (e.checkpointPending) {
+                image = new Image(e, e.version, serializer.apply(e));
+                e.checkpointPending = false;
+            }
+        }
+        return image;
+    }
+
+    /** Looks through the owed entries again: a failed write-back handed one back, marked. */
+    void rescan() {
+        cursor = 0;
+    }
+
+    /** The checkpoint is over: forgets the owed entries. */
+    void end() {
+        owed.clear();
+        cursor = 0;
+    }
+
+    /** Drops every mark among {@code entries}, and the images copied so far. */
+    void clear(Iterable<CacheEntry> entries, NodeMemory memory) {
+        for (CacheEntry e : entries) {
+            e.checkpointPending = false;
+        }
+        releaseCaptured(memory);
+        end();
+    }
+
+    /** Releases the images copied so far. */
+    void releaseCaptured(NodeMemory memory) {
+        Image image;
+        while ((image = captured.pollFirst()) != null) {
+            memory.release(image.bytes());
+        }
+    }
+}
