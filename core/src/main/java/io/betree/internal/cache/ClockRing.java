@@ -53,6 +53,24 @@ final class ClockRing implements Iterable<CacheEntry> {
         return null;
     }
 
+    /**
+     * The first clean entry not referenced since the hand last passed, looking once round the ring
+     * and changing no referenced bit; null when there is none. Dropping a clean entry frees its
+     * memory at once, where a dirty one is compressed and written first.
+     */
+    CacheEntry nextCleanVictim() {
+        for (int seen = 0; seen < entries.size(); seen++) {
+            if (hand >= entries.size()) {
+                hand = 0;
+            }
+            CacheEntry e = entries.get(hand++);
+            if (evictable(e) && !e.referenced && !e.dirty && !e.checkpointPending) {
+                return e;
+            }
+        }
+        return null;
+    }
+
     /** Whether some entry could be evicted now. */
     boolean anyEvictable() {
         for (CacheEntry e : entries) {

@@ -359,7 +359,11 @@ public final class NodeCache {
             if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
                 return true;
             }
-            CacheEntry victim = ring.nextVictim();
+            // Writers wait past the hard limit: free memory at once where a clean entry allows.
+            CacheEntry victim = heldBytes() > hardLimitBytes ? ring.nextCleanVictim() : null;
+            if (victim == null) {
+                victim = ring.nextVictim();
+            }
             if (victim == null) {
                 return false;
             }

@@ -27,8 +27,12 @@ public final class MessageBuffer {
     private static final int ENTRY = 12;
     private static final int MIN_TAIL = 64;
     private static final int MAX_TAIL = 1024;
-    /** The most message bytes a {@link #successor} reserves. */
-    private static final int MAX_RESERVE = 1 << 20;
+    /**
+     * The most message bytes a {@link #successor} reserves: within the pool's 512 KiB chunks. With
+     * 1 MiB reserves (allocated one by one outside the chunks, on the flusher's thread) the FIFO
+     * benchmark's fork went past its 512 MiB process cap twice; at 256 KiB it stayed within.
+     */
+    private static final int MAX_RESERVE = 256 << 10;
 
     private final NodeMemory memory;
     private ByteBuf data;

@@ -33,6 +33,10 @@ final class Reshaper {
     void flushWhileOverfull(InternalNode node) {
         while (node.size() > config.nodeSize() && node.bufferedBytes() > 0) {
             flushChild(node, node.heaviestChild());
+            // A flush below the root holds the structure lock but no latch writers wait on: a
+            // cascade that loads and rewrites node after node waits here for the evictor, so that
+            // its burst stays within the cache's hard limit.
+            store.awaitRoom();
         }
     }
 
