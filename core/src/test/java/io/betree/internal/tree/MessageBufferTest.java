@@ -100,6 +100,42 @@ class MessageBufferTest {
     }
 
     @Test
+    void successorIsEmptyWithRoomForWhatCame() {
+        NodeMemory memory = new NodeMemory();
+        MessageBuffer small = new MessageBuffer(memory);
+        MessageBuffer large = new MessageBuffer(memory);
+        MessageBuffer smallNext = null;
+        MessageBuffer largeNext = null;
+        try {
+            fillShuffled(new Random(1), 40, small);
+            byte[] value = new byte[1000];
+            for (int i = 0; i < 2000; i++) {
+                large.append(MessageType.PUT, i + 1, 0L, new byte[] {(byte) (i >> 8), (byte) i}, value);
+            }
+            smallNext = small.successor();
+            largeNext = large.successor();
+            assertEquals(0, smallNext.count());
+            assertEquals(0, smallNext.bytes());
+            assertEquals(0, largeNext.count());
+            assertTrue(largeNext.memoryBytes() >= 256 << 10, "half of 2 MB, capped at 256 KiB");
+            assertTrue(largeNext.memoryBytes() < 512 << 10, "within the pool's chunks");
+            assertEquals(40, small.count(), "the flushed buffer keeps its messages");
+            largeNext.append(MessageType.PUT, 5000, 0L, new byte[] {1}, value);
+            assertEquals(1, largeNext.count());
+        } finally {
+            small.release();
+            large.release();
+            if (smallNext != null) {
+                smallNext.release();
+            }
+            if (largeNext != null) {
+                largeNext.release();
+            }
+        }
+        assertEquals(0, memory.used());
+    }
+
+    @Test
     void serializeLeavesTheBufferUnchanged() {
         Random rnd = new Random(20261124);
         NodeMemory memory = new NodeMemory();

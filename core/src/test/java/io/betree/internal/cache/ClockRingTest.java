@@ -1,0 +1,107 @@
+package io.betree.internal.cache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.BlockCompressor;
+import io.netty.buffer.ByteBuf;
+import org.junit.jupiter.api.Test;
+
+/** The clock's choice of victims, with the states an entry can be in. */
+class ClockRingTest {
+
+    /** An entry with nothing in it: the ring looks only at its flags and pins. */
+    private static final class Bare extends CacheEntry {
+        Bare(long block) {
+            super(block);
+        }
+
+        @Override
+        public BlockCompressor compressor() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public long memoryBytes() {
+            return 0;
+        }
+
+        @Override
+        public int serializedSizeBound() {
+            return 0;
+        }
+
+        @Override
+        public void serialize(ByteBuf out) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        protected void releaseMemory() {
+        }
+    }
+
+    private static Bare entry(ClockRing ring, long block, boolean dirty, boolean referenced, int pins) {
+        Bare e = new Bare(block);
+        e.dirty = dirty;
+        e.referenced = referenced;
+        e.setPins(pins);
+        ring.add(e);
+        return e;
+    }
+
+    @Test
+    void secondChanceSkipsPinnedAndReferencedOnce() {
+        ClockRing ring = new ClockRing();
+        Bare pinned = entry(ring, 1, false, false, 1);
+        Bare referenced = entry(ring, 2, true, true, 0);
+        Bare cold = entry(ring, 3, true, false, 0);
+        assertSame(cold, ring.nextVictim());
+        assertFalse(referenced.referenced, "the hand took its second chance");
+        assertSame(referenced, ring.nextVictim());
+        ring.remove(referenced);
+        ring.remove(cold);
+        assertNull(ring.nextVictim(), "only a pinned entry is left");
+        assertFalse(ring.anyEvictable());
+        pinned.setPins(0);
+        assertTrue(ring.anyEvictable());
+        assertSame(pinned, ring.nextVictim());
+    }
+
+    @Test
+    void cleanVictimPassesOverDirtyAndReferencedWithoutTakingTheirChance() {
+        ClockRing ring = new ClockRing();
+        Bare dirty = entry(ring, 1, true, false, 0);
+        Bare hotClean = entry(ring, 2, false, true, 0);
+        Bare owed = entry(ring, 3, false, false, 0);
+        owed.checkpointPending = true;
+        Bare writing = entry(ring, 4, false, false, 0);
+        writing.writing = true;
+        assertNull(ring.nextCleanVictim(), "nothing clean, cold and free");
+        assertTrue(hotClean.referenced, "a look for a clean victim changes no second chance");
+        Bare coldClean = entry(ring, 5, false, false, 0);
+        assertSame(coldClean, ring.nextCleanVictim());
+        assertSame(dirty, ring.nextVictim(), "the ordinary sweep still takes dirty entries");
+    }
+
+    @Test
+    void removalKeepsTheRingWhole() {
+        ClockRing ring = new ClockRing();
+        Bare a = entry(ring, 1, false, false, 0);
+        Bare b = entry(ring, 2, false, false, 0);
+        Bare c = entry(ring, 3, false, false, 0);
+        ring.remove(a);
+        assertTrue(a.ringIndex < 0);
+        int seen = 0;
+        for (CacheEntry e : ring) {
+            assertTrue(e == b || e == c);
+            seen++;
+        }
+        assertEquals(2, seen);
+        ring.clear();
+        assertNull(ring.nextVictim());
+    }
+}
