@@ -213,8 +213,9 @@ public final class NodeCache {
     }
 
     /**
-     * Over budget, wakes the evictor; over the hard limit, waits for it, so that a writer never
-     * compresses or writes a block itself. Lock held.
+     * Over budget, wakes the evictor; over {@code limit} (the hard limit, or the budget for
+     * background work), waits for it, so that a writer never compresses or writes a block itself.
+     * Lock held.
      */
     private void makeRoom(long limit) {
         if (heldBytes() <= budgetBytes) {
