@@ -22,10 +22,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * at most what is pinned at once (a few root-to-leaf paths).
  *
  * <p>Pinning a cached entry and unpinning take no lock: the map is concurrent and the pin count is
- * changed by compare-and-set. Whoever must have an entry to itself under the cache's lock (the
- * evictor removing or serializing it, a checkpoint marking it clean) <em>claims</em> it, which
- * only succeeds while it is unpinned and makes lock-free pins fail over to the locked path until
- * the claim ends; an entry that left the cache stays claimed for good. A pinner that finds the
+ * changed by compare-and-set. Whoever must have an entry to itself (the evictor removing or
+ * serializing it, a checkpoint marking it clean) <em>claims</em> it, which only succeeds while it
+ * is unpinned and makes lock-free pins fail over to the locked path until the claim ends; an entry
+ * that left the cache stays claimed for good. Claims are taken and ended under the cache's lock
+ * within one hold of it, except the evictor's while it serializes a victim, for which the locked
+ * path waits. A pinner that finds the
  * entry owed to a checkpoint also takes the locked path, which copies the image first. This is
  * safe because whoever changes an entry holds its tree's lock from before the pin until after the
  * unpin, and a checkpoint marks entries only while it holds every tree's lock.
@@ -45,6 +47,8 @@ public final class NodeCache {
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
     private final long hardLimitBytes;
     private final Condition roomMade = lock.newCondition();
+    /** Signalled when the evictor ends a claim it held with the lock released (see {@link #writeOut}). */
+    private final Condition claimEnded = lock.newCondition();
     /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
     private boolean evictionScheduled;
     private boolean stopping;
@@ -84,7 +88,7 @@ public final class NodeCache {
         }
         lock.lock();
         try {
-            CacheEntry e = entries.get(blockNumber);
+            CacheEntry e = pinnableEntry(blockNumber);
             if (e != null) {
                 captureIfPending(e);
                 pinLocked(e);
@@ -97,7 +101,7 @@ public final class NodeCache {
         E loaded = loader.load(blockNumber, store.fetch(blockNumber));
         lock.lock();
         try {
-            CacheEntry raced = entries.get(blockNumber);
+            CacheEntry raced = pinnableEntry(blockNumber);
             if (raced != null) {
                 loaded.releaseMemory();
                 captureIfPending(raced);
@@ -112,7 +116,23 @@ public final class NodeCache {
         }
     }
 
-    /** Lock held: pins an entry of the map, which nobody can have claimed outside the lock. */
+    /**
+     * Lock held: the cached entry of {@code blockNumber}, or null; waits first while the evictor
+     * serializes it, the one claim held with the lock released.
+     */
+    private CacheEntry pinnableEntry(long blockNumber) {
+        CacheEntry e = entries.get(blockNumber);
+        while (e != null && e.writing && e.pins() < 0) {
+            claimEnded.awaitUninterruptibly();
+            e = entries.get(blockNumber);
+        }
+        return e;
+    }
+
+    /**
+     * Lock held: pins an entry of the map, which nobody can have claimed outside the lock except
+     * the evictor while it serializes, which {@link #pinnableEntry} waits out.
+     */
     private static void pinLocked(CacheEntry e) {
         if (!e.tryPin()) {
             throw new IllegalStateException("block " + e.blockNumber() + " is claimed outside the cache lock");
@@ -329,8 +349,8 @@ public final class NodeCache {
     /**
      * The eviction task, on a shared evictor thread: while the cache is over budget, drops clean
      * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
-     * serialized under the lock (a memory copy) and compressed and written outside it; it leaves
-     * the cache only if nobody changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work
+     * serialized, compressed and written outside the lock; it leaves the cache only if nobody
+     * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work
      * left it queues itself again, behind other caches' tasks. When nothing can be evicted now
      * (everything pinned) it ends; a writer still short of room asks again.
      */
@@ -384,17 +404,15 @@ public final class NodeCache {
     }
 
     /**
-     * Lock held, victim claimed: writes the dirty victim's image with the lock released (the claim
-     * ends once the image is taken, so writers may pin it meanwhile); evicts it if unchanged.
+     * Lock held, victim claimed: serializes, compresses and writes the dirty victim's image with
+     * the lock released, so that pins of other entries and additions go on meanwhile (serializing
+     * an internal node with full buffers under the lock held the flusher and writers up to 45 s of
+     * a small-cache iiBench run). The claim lasts while the image is taken, so nobody pins (and so
+     * changes) the victim then; a pinner on the locked path waits for it ({@link #pinnableEntry}).
+     * Afterwards writers may pin it again; it leaves the cache only if nobody changed it.
      */
     private void writeOut(CacheEntry victim) {
         boolean forCheckpoint = victim.checkpointPending;
-        ByteBuf image;
-        try {
-            image = serialize(victim);
-        } finally {
-            victim.unclaim();
-        }
         victim.checkpointPending = false;
         victim.writing = true;
         if (forCheckpoint) {
@@ -404,6 +422,18 @@ public final class NodeCache {
         RuntimeException failed = null;
         lock.unlock();
         try {
+            ByteBuf image;
+            try {
+                image = serialize(victim);
+            } finally {
+                lock.lock();
+                try {
+                    victim.unclaim();
+                    claimEnded.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+            }
             writeImage(victim.blockNumber(), image, victim.compressor(), forCheckpoint);
         } catch (RuntimeException e) {
             failed = e;

@@ -246,7 +246,7 @@ class NodeCacheConcurrencyTest {
             images.merge(blockNumber, bytes, (old, now) -> count(now) >= count(old) ? now : old);
         }
 
-        private static long count(byte[] image) {
+        static long count(byte[] image) {
             long v = 0;
             for (int i = 0; i < 8; i++) {
                 v = v << 8 | (image[i] & 0xff);
