@@ -34,6 +34,8 @@ public abstract class CacheEntry {
     private volatile int pins;
     volatile boolean dirty;
     boolean referenced;
+    /** A hint, like {@code referenced}: see {@link #keepResident}. */
+    boolean keptResident;
     long accountedBytes;
     /** Position in the cache's clock ring, or -1 when not in the ring. */
     int ringIndex = -1;
@@ -99,6 +101,17 @@ public abstract class CacheEntry {
     /** The entry leaves the cache: no pin can be taken on it any more. */
     final void markGone() {
         pins = CLAIMED;
+    }
+
+    /**
+     * Asks the cache to evict this entry only when no other entry can go: for an entry that nearly
+     * every write changes (a tree's root, whose buffers take the writes). Clock order alone evicted
+     * such roots several times a second when the cache held little more than them, and each
+     * eviction wrote the root's megabytes of messages out to read them back at the next commit.
+     * A hint: anyone may set or clear it, pinned or not.
+     */
+    public final void keepResident(boolean keep) {
+        keptResident = keep;
     }
 
     /** Logical block number of this entry. */

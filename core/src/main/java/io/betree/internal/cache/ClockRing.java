@@ -34,14 +34,22 @@ final class ClockRing implements Iterable<CacheEntry> {
         }
     }
 
-    /** The next eviction candidate, or null when every entry is pinned or being written. */
+    /**
+     * The next eviction candidate, or null when every entry is pinned or being written. Entries
+     * kept resident ({@link CacheEntry#keepResident}) are candidates only when no other entry is.
+     */
     CacheEntry nextVictim() {
+        CacheEntry e = sweep(false);
+        return e != null ? e : sweep(true);
+    }
+
+    private CacheEntry sweep(boolean includeKept) {
         for (int seen = 0; seen < 2 * entries.size() + 2 && !entries.isEmpty(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (!evictable(e)) {
+            if (!evictable(e) || (e.keptResident && !includeKept)) {
                 continue;
             }
             if (e.referenced) {
@@ -64,7 +72,7 @@ final class ClockRing implements Iterable<CacheEntry> {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (evictable(e) && !e.referenced && !e.dirty && !e.checkpointPending) {
+            if (evictable(e) && !e.referenced && !e.keptResident && !e.dirty && !e.checkpointPending) {
                 return e;
             }
         }

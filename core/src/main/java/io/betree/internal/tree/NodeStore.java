@@ -55,6 +55,7 @@ final class NodeStore {
             cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a tree's root is not an internal node", null);
         }
+        e.keepResident(true);
         return (InternalNode) e;
     }
 

@@ -472,6 +472,8 @@ final class Reshaper {
                 buffers.add(new MessageBuffer(store.memory()));
                 InternalNode newRoot = store.newInternal(root.height + 1, new ArrayList<>(), children, buffers);
                 setRoot.accept(newRoot.blockNumber());
+                newRoot.keepResident(true);
+                root.keepResident(false);
                 fixChild(newRoot, 0, root, sequential);
                 root = newRoot;
                 continue;
@@ -483,6 +485,7 @@ final class Reshaper {
                 }
                 InternalNode child = (InternalNode) store.pinChild(root, 0);
                 setRoot.accept(child.blockNumber());
+                child.keepResident(true);
                 store.free(root);
                 root = child;
                 continue;

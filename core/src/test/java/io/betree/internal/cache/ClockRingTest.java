@@ -88,6 +88,24 @@ class ClockRingTest {
     }
 
     @Test
+    void keptResidentGoesOnlyWhenNothingElseCan() {
+        ClockRing ring = new ClockRing();
+        Bare root = entry(ring, 1, true, false, 0);
+        root.keepResident(true);
+        Bare cleanRoot = entry(ring, 2, false, false, 0);
+        cleanRoot.keepResident(true);
+        Bare hot = entry(ring, 3, true, true, 0);
+        assertSame(hot, ring.nextVictim(), "a referenced entry goes before a cold one kept resident");
+        assertNull(ring.nextCleanVictim(), "a clean entry kept resident is no clean victim");
+        ring.remove(hot);
+        CacheEntry last = ring.nextVictim();
+        assertTrue(last == root || last == cleanRoot, "with nothing else left, kept entries go");
+        root.keepResident(false);
+        cleanRoot.keepResident(false);
+        assertSame(cleanRoot, ring.nextCleanVictim(), "the hint withdrawn, it is an ordinary entry again");
+    }
+
+    @Test
     void removalKeepsTheRingWhole() {
         ClockRing ring = new ClockRing();
         Bare a = entry(ring, 1, false, false, 0);
