@@ -14,7 +14,8 @@ import java.util.function.Supplier;
  * threads each growing root buffers, a process with a 128 MiB cache held about 240 MiB of freed
  * memory (resident 690 MiB against 447 MiB when one thread allocated). Allocations made here all
  * come from one arena, whichever thread frees them later. The engine's own threads are few and
- * allocate directly. Started on demand, ended after a minute idle.
+ * allocate directly, except buffers larger than a pool chunk (see {@link NodeMemory#allocate}).
+ * Started on demand, ended after a minute idle.
  */
 final class AllocationThread {
     private static final ThreadPoolExecutor ALLOCATOR;
