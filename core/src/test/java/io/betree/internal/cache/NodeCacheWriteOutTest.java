@@ -52,6 +52,7 @@ class NodeCacheWriteOutTest {
             assertEquals(7, again.value(), "the victim's contents, cached or read back");
             cache.release(again, false);
             roomWaiter.get(10, TimeUnit.SECONDS);
+            cache.releaseAll(); // waits for the eviction tasks, so for the victim's write
             assertEquals(7, NodeCacheConcurrencyTest.Store.count(store.images.get(0L)), "the image reached the store");
         } finally {
             letGo.countDown();
