@@ -27,10 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * is unpinned and makes lock-free pins fail over to the locked path until the claim ends; an entry
  * that left the cache stays claimed for good. Claims are taken and ended under the cache's lock
  * within one hold of it, except the evictor's while it serializes a victim, for which the locked
- * path waits. A pinner that finds the
- * entry owed to a checkpoint also takes the locked path, which copies the image first. This is
- * safe because whoever changes an entry holds its tree's lock from before the pin until after the
- * unpin, and a checkpoint marks entries only while it holds every tree's lock.
+ * path waits. A pinner that finds the entry owed to a checkpoint also takes the locked path, which
+ * copies the image first. This is safe because whoever changes an entry holds its tree's lock from
+ * before the pin until after the unpin, and a checkpoint marks entries only while it holds every
+ * tree's lock.
  */
 public final class NodeCache {
     private final BackingStore store;
@@ -350,9 +350,9 @@ public final class NodeCache {
      * The eviction task, on a shared evictor thread: while the cache is over budget, drops clean
      * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
      * serialized, compressed and written outside the lock; it leaves the cache only if nobody
-     * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work
-     * left it queues itself again, behind other caches' tasks. When nothing can be evicted now
-     * (everything pinned) it ends; a writer still short of room asks again.
+     * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work left it queues itself
+     * again, behind other caches' tasks. When nothing can be evicted now (everything pinned) it
+     * ends; a writer still short of room asks again.
      */
     private void evictTask() {
         boolean yielded = false;

@@ -14,6 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class NodeMemory {
 
+    private static final int PAGE_SIZE = 8192;
+    private static final int MAX_ORDER = 6;
+
     /**
      * One pool per process: chunks are shared, so many small environments do not each hold chunks.
      * No per-thread caches: they would keep memory for threads that are gone (an environment's
@@ -23,8 +26,6 @@ public final class NodeMemory {
      * buffers it held; at 512 KiB it is about 1.25x. Buffers over 512 KiB (whole-node images,
      * large message buffers) are allocated and freed one by one, outside the chunks.
      */
-    private static final int PAGE_SIZE = 8192;
-    private static final int MAX_ORDER = 6;
     private static final PooledByteBufAllocator POOL = new PooledByteBufAllocator(true, 0,
             Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), PAGE_SIZE, MAX_ORDER, 0, 0, false);
     /** The pool's chunk size: larger buffers are each a C allocation of their own. */
