@@ -33,9 +33,12 @@ public interface BackingStore {
 
     /**
      * Stores {@code image} as the block's image in the checkpoint in progress (its contents when
-     * that checkpoint began); otherwise as {@link #writeBack}.
+     * that checkpoint began); otherwise as {@link #writeBack}. Returns whether the image became the
+     * block's current version as well. It does not when the block was written since the checkpoint
+     * began; that version may be older than the image (an earlier state whose write ended after
+     * the begin), so the cache keeps the entry dirty and writes it again.
      */
-    void writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec);
+    boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec);
 
     /** A short name for thread names and messages (the file's name, say). */
     String name();

@@ -420,6 +420,7 @@ public final class NodeCache {
         }
         long version = victim.version;
         RuntimeException failed = null;
+        boolean current = false;
         lock.unlock();
         try {
             ByteBuf image;
@@ -434,7 +435,7 @@ public final class NodeCache {
                     lock.unlock();
                 }
             }
-            writeImage(victim.blockNumber(), image, victim.compressor(), forCheckpoint);
+            current = writeImage(victim.blockNumber(), image, victim.compressor(), forCheckpoint);
         } catch (RuntimeException e) {
             failed = e;
         } finally {
@@ -453,9 +454,11 @@ public final class NodeCache {
             // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer. A
             // pinned entry may be in the middle of a change, so it stays dirty as well.
             // Claim before comparing versions: a writer that unpins between a comparison and the
-            // claim would otherwise have its change marked clean and dropped.
+            // claim would otherwise have its change marked clean and dropped. A checkpoint image
+            // that did not become the current version leaves the entry dirty (see
+            // BackingStore#writeCheckpointImage).
             if (victim.claim()) {
-                if (victim.version == version && !victim.checkpointPending
+                if (current && victim.version == version && !victim.checkpointPending
                         && entries.get(victim.blockNumber()) == victim) {
                     victim.dirty = false;
                     remove(victim);
@@ -480,14 +483,17 @@ public final class NodeCache {
         }
     }
 
-    /** Writes (and releases) an image of block {@code block}, for a checkpoint or as a write-back. */
-    private void writeImage(long block, ByteBuf image, BlockCompressor codec, boolean forCheckpoint) {
+    /**
+     * Writes (and releases) an image of block {@code block}, for a checkpoint or as a write-back;
+     * returns whether it became the block's current version.
+     */
+    private boolean writeImage(long block, ByteBuf image, BlockCompressor codec, boolean forCheckpoint) {
         try {
             if (forCheckpoint) {
-                store.writeCheckpointImage(block, image, codec);
-            } else {
-                store.writeBack(block, image, codec);
+                return store.writeCheckpointImage(block, image, codec);
             }
+            store.writeBack(block, image, codec);
+            return true;
         } finally {
             memory.release(image);
         }
@@ -537,12 +543,15 @@ public final class NodeCache {
             if (image == null) {
                 break;
             }
-            writeImage(image.entry().blockNumber(), image.bytes(), image.entry().compressor(), true);
+            CacheEntry e = image.entry();
+            boolean current = writeImage(e.blockNumber(), image.bytes(), e.compressor(), true);
             lock.lock();
             try {
                 writeBacks++;
-                CacheEntry e = image.entry();
-                if (e.ringIndex >= 0 && entries.get(e.blockNumber()) == e && e.claim()) {
+                // Clean only if the image is now what a read of the block finds, and no write-back
+                // of an earlier state is still on its way to replace it.
+                if (current && !e.writing && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e
+                        && e.claim()) {
                     if (e.version == image.version()) { // compared under the claim, as in writeOut
                         e.dirty = false;
                     }

@@ -178,18 +178,22 @@ public final class BlockFile implements Closeable {
      * image), the current table moves to the image too and the old location becomes reusable; else
      * only the checkpoint's table changes. Calling it again for the same block replaces the image.
      *
+     * @return whether the image became the block's current version too; when it did not, the
+     *     current version is one written since the begin, which may be older than this image (a
+     *     write of an earlier state that ended after the begin), so a caller holding newer contents
+     *     must write them again
      * @throws IllegalStateException if no checkpoint is in progress, it is being finished, or it ended
      *     (finished or aborted) while the image was written; the image is then discarded
      * @throws IllegalArgumentException if the checkpoint's table does not hold {@code blockNumber}, or
      *     the payload exceeds {@link #MAX_BLOCK_SIZE}
      * @throws IOException if the write fails; the checkpoint then keeps the previous image
      */
-    public void writeForCheckpoint(long blockNumber, ByteBuffer payload, BlockCompressor codec)
+    public boolean writeForCheckpoint(long blockNumber, ByteBuffer payload, BlockCompressor codec)
             throws IOException {
         checkPayload(payload, codec);
         checkWritable();
         CheckpointTable checkpoint = tables.imageTarget(blockNumber);
-        encodeAndStore(blockNumber, payload, codec, checkpoint);
+        return encodeAndStore(blockNumber, payload, codec, checkpoint);
     }
 
     private static void checkPayload(ByteBuffer payload, BlockCompressor codec) {
@@ -206,15 +210,18 @@ public final class BlockFile implements Closeable {
         }
     }
 
-    /** Compresses and stores a block: as its current version, or as its image in {@code checkpoint}. */
-    private void encodeAndStore(long blockNumber, ByteBuffer payload, BlockCompressor codec,
+    /**
+     * Compresses and stores a block: as its current version, or as its image in {@code checkpoint};
+     * returns whether it became the current version.
+     */
+    private boolean encodeAndStore(long blockNumber, ByteBuffer payload, BlockCompressor codec,
             CheckpointTable checkpoint) throws IOException {
         int length = payload.remaining();
         int bound = codec.id() == 0 || length == 0 ? length : Math.max(length, codec.maxCompressedLength(length));
         ByteBuffer block = ScratchBuffers.take(BlockHeader.SIZE + bound);
         try {
             int diskLength = BlockEncoding.encode(block, blockNumber, payload, codec, bound);
-            store(blockNumber, block, diskLength, checkpoint);
+            return store(blockNumber, block, diskLength, checkpoint);
         } finally {
             ScratchBuffers.giveBack(block);
         }
@@ -222,9 +229,10 @@ public final class BlockFile implements Closeable {
 
     /**
      * Writes an encoded block to fresh space and makes it the block's current version, or, with a
-     * {@code checkpoint}, its image in that checkpoint's table (see {@link #writeForCheckpoint}).
+     * {@code checkpoint}, its image in that checkpoint's table (see {@link #writeForCheckpoint});
+     * returns whether it became the current version.
      */
-    private void store(long blockNumber, ByteBuffer block, int diskLength, CheckpointTable checkpoint)
+    private boolean store(long blockNumber, ByteBuffer block, int diskLength, CheckpointTable checkpoint)
             throws IOException {
         long offset = tables.allocate(diskLength);
         try {
@@ -233,12 +241,14 @@ public final class BlockFile implements Closeable {
             tables.release(offset, diskLength);
             throw e;
         }
+        boolean current = true;
         if (checkpoint != null) {
-            tables.installImage(blockNumber, offset, diskLength, checkpoint);
+            current = tables.installImage(blockNumber, offset, diskLength, checkpoint);
         } else {
             tables.installVersion(blockNumber, offset, diskLength);
         }
         syncAheadIfDue(diskLength);
+        return current;
     }
 
     /** Starts a background sync once {@link #SYNC_AHEAD_BYTES} have been written since the last. */

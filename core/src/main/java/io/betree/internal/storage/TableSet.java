@@ -242,10 +242,11 @@ final class TableSet {
      * Points {@code checkpoint}'s entry (and the current one if unchanged) at an image just written
      * at {@code offset}, and releases the previous image unless another table references it.
      *
+     * @return whether the image became the current version too
      * @throws IllegalStateException if {@code checkpoint} ended or started finishing meanwhile; the
      *     image's space is then released
      */
-    void installImage(long blockNumber, long offset, int length, CheckpointTable checkpoint) {
+    boolean installImage(long blockNumber, long offset, int length, CheckpointTable checkpoint) {
         lock.lock();
         try {
             if (inProgress != checkpoint || checkpoint.frozen()) {
@@ -256,7 +257,8 @@ final class TableSet {
             long previous = checkpoint.offset(blockNumber);
             int previousLength = checkpoint.length(blockNumber);
             checkpoint.set(blockNumber, offset, length);
-            if (table.offset(blockNumber) == previous) {
+            boolean current = table.offset(blockNumber) == previous;
+            if (current) {
                 // Neither rewritten nor freed since the begin (a freed number is held, so not reused):
                 // the current version is this very image.
                 table.set(blockNumber, offset, length);
@@ -265,6 +267,7 @@ final class TableSet {
                     && previous != durable.offset(blockNumber)) {
                 allocator.release(previous, previousLength);
             }
+            return current;
         } finally {
             lock.unlock();
         }

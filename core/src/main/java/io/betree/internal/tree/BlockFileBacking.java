@@ -59,9 +59,9 @@ public final class BlockFileBacking implements BackingStore {
     }
 
     @Override
-    public void writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
+    public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
         try {
-            file.writeForCheckpoint(blockNumber, payload(image), codec);
+            return file.writeForCheckpoint(blockNumber, payload(image), codec);
         } catch (IOException e) {
             throw writeFailed(blockNumber, e);
         }

@@ -1,0 +1,219 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.internal.cache.BackingStore;
+import io.betree.internal.cache.CacheEntry;
+import io.betree.internal.cache.EntryLoader;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A write-back still being written when a checkpoint begins, over a real block file: the evictor
+ * takes a block's image, a writer changes the block, the checkpoint begins (marking the block), and
+ * the write of the earlier state ends after the begin, before or after the checkpoint's image of
+ * the newer state. Either way a read of the block may find the earlier state, so the cache must
+ * keep the block dirty and write it again rather than drop it as clean. A time-series load with 16
+ * writers lost every message one internal node had taken in its last flush that way.
+ */
+class CheckpointWriteBackRaceTest {
+    private static final int BLOCK_BYTES = 16 << 10;
+    private static final BlockCompressor LZ4 = Compressors.create("lz4");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aCheckpointImageThatIsNotTheCurrentVersionLeavesTheBlockDirty() throws Exception {
+        Path path = dir.resolve("race.data");
+        long block;
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
+            // Under one block: any room wait evicts the block unless it is pinned.
+            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
+            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
+            try {
+                block = file.allocateBlockNumber();
+                Words words = Words.filled(block, memory, 1);
+                cache.add(words);
+                cache.release(words, true);
+
+                // The evictor takes the image of 1 and waits at the gate before writing it.
+                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
+                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
+                Words pinned = cache.pin(block, Words.class, loader);
+                pinned.fill(2);
+                cache.release(pinned, true);
+
+                file.beginCheckpoint();
+                cache.beginCheckpoint();
+                backing.letGo.countDown(); // the image of 1 becomes the current version now
+                room.get(10, TimeUnit.SECONDS);
+                cache.writeCheckpointImages();
+                file.finishCheckpoint(null);
+
+                cache.awaitRoom(); // nothing pinned: the block leaves the cache, written if dirty
+                Words reread = cache.pin(block, Words.class, loader);
+                assertEquals(2, reread.value(), "the block read back after its eviction");
+                cache.release(reread, false);
+            } finally {
+                backing.letGo.countDown();
+                cache.releaseAll();
+            }
+        }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            ByteBuffer stored = file.read(block, ByteBuffer::allocate);
+            assertEquals(2, stored.getLong(0), "the checkpoint holds the contents the block had at its begin");
+        }
+    }
+
+    @Test
+    void aWriteBackOfAnEarlierStateEndingAfterTheCheckpointImageLeavesTheBlockDirty() throws Exception {
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("late.data"))) {
+            NodeMemory memory = new NodeMemory();
+            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
+            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
+            try {
+                long block = file.allocateBlockNumber();
+                Words words = Words.filled(block, memory, 1);
+                cache.add(words);
+                cache.release(words, true);
+
+                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
+                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
+                Words pinned = cache.pin(block, Words.class, loader);
+                pinned.fill(2);
+                cache.release(pinned, true);
+
+                file.beginCheckpoint();
+                cache.beginCheckpoint();
+                // The image of 2 becomes the current version (nothing was written since the begin)...
+                cache.writeCheckpointImages();
+                file.finishCheckpoint(null);
+                // ...until the write-back of 1 ends and replaces it.
+                backing.letGo.countDown();
+                room.get(10, TimeUnit.SECONDS);
+
+                cache.awaitRoom();
+                Words reread = cache.pin(block, Words.class, loader);
+                assertEquals(2, reread.value(), "the block read back after its eviction");
+                cache.release(reread, false);
+            } finally {
+                backing.letGo.countDown();
+                cache.releaseAll();
+            }
+        }
+    }
+
+    /** The real block file behind the cache, whose first write-back waits at a gate. */
+    private static final class GatedBacking implements BackingStore {
+        final CountDownLatch writing = new CountDownLatch(1);
+        final CountDownLatch letGo = new CountDownLatch(1);
+        private final AtomicBoolean first = new AtomicBoolean(true);
+        private final BlockFileBacking real;
+
+        GatedBacking(BlockFileBacking real) {
+            this.real = real;
+        }
+
+        @Override
+        public ByteBuf fetch(long blockNumber) {
+            return real.fetch(blockNumber);
+        }
+
+        @Override
+        public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            if (first.compareAndSet(true, false)) {
+                writing.countDown();
+                try {
+                    letGo.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            real.writeBack(blockNumber, image, codec);
+        }
+
+        @Override
+        public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            return real.writeCheckpointImage(blockNumber, image, codec);
+        }
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+    }
+
+    /** A block of equal 8-byte words. */
+    private static final class Words extends CacheEntry {
+        private ByteBuf words;
+        private final NodeMemory memory;
+
+        Words(long blockNumber, ByteBuf words, NodeMemory memory) {
+            super(blockNumber);
+            this.words = words;
+            this.memory = memory;
+        }
+
+        static Words filled(long blockNumber, NodeMemory memory, long value) {
+            ByteBuf buf = memory.allocate(BLOCK_BYTES);
+            buf.writeZero(BLOCK_BYTES);
+            Words w = new Words(blockNumber, buf, memory);
+            w.fill(value);
+            return w;
+        }
+
+        long value() {
+            return words.getLong(0);
+        }
+
+        void fill(long value) {
+            for (int i = 0; i < BLOCK_BYTES / 8; i++) {
+                words.setLong(i * 8, value);
+            }
+        }
+
+        @Override
+        public BlockCompressor compressor() {
+            return LZ4;
+        }
+
+        @Override
+        public long memoryBytes() {
+            return words.capacity();
+        }
+
+        @Override
+        public int serializedSizeBound() {
+            return BLOCK_BYTES;
+        }
+
+        @Override
+        public void serialize(ByteBuf out) {
+            out.writeBytes(words, 0, BLOCK_BYTES);
+        }
+
+        @Override
+        protected void releaseMemory() {
+            memory.release(words);
+            words = null;
+        }
+    }
+}
