@@ -7,13 +7,14 @@ import java.util.Arrays;
 /**
  * The pending messages of one child of an internal node, off-heap. Messages are appended to
  * {@code data}; {@code index} holds their offsets, each with its key's first 8 bytes so that
- * searches rarely touch {@code data}: a prefix sorted by (key, msn) followed by a short unsorted
- * tail of recent arrivals, merged into the prefix once it grows past {@link #tailLimit}, a
- * thirty-second of the prefix (64 to 1,024 messages). A merge copies the whole index, so a fixed
- * limit made filling a buffer cost the square of its size (a fifth of a 1-writer time-series
- * load's CPU went to merges); a proportional one keeps each insert's share of merging constant,
- * while point reads, which scan the tail, scan at most 1,024 index entries, comparing key
- * prefixes first.
+ * searches rarely touch {@code data}. The index is a few runs, each sorted by (key, msn), then an
+ * unsorted tail of at most {@value #TAIL} recent arrivals. When the tail fills it is sorted into a
+ * run of its own, and the last two runs merge while the earlier is less than twice the later, so
+ * runs shrink geometrically: a message is copied about log2(n / 64) times while its buffer fills,
+ * and a lookup searches that many runs. One sorted prefix that each full tail was merged into
+ * copied the whole index every time, and with large root buffers that was a third of a writer's
+ * time in an iiBench load. Flushes, splits and merges {@link #consolidate} the buffer into one
+ * run first.
  *
  * <p>Message layout: type (1 byte), msn (8), transaction id (8), key length (2), value length (4),
  * key, value. The transaction id is 0 for non-transactional writes.
@@ -25,8 +26,8 @@ public final class MessageBuffer {
     static final int HEADER = 23;
     /** An index entry: the message's offset (4 bytes) and its key's first 8 bytes (see {@link #keyPrefix(int)}). */
     private static final int ENTRY = 12;
-    private static final int MIN_TAIL = 64;
-    private static final int MAX_TAIL = 1024;
+    /** Unsorted arrivals a buffer keeps before it sorts them into a run. */
+    static final int TAIL = 64;
     /**
      * The most message bytes a {@link #successor} reserves: within the pool's 512 KiB chunks. With
      * 1 MiB reserves (allocated one by one outside the chunks, on the flusher's thread) the FIFO
@@ -37,10 +38,14 @@ public final class MessageBuffer {
     private final NodeMemory memory;
     private ByteBuf data;
     private ByteBuf index;
-    /** The previous index, reused as the target of the next {@link #consolidate}; may be null. */
-    private ByteBuf spareIndex;
+    /** Where two runs are merged before the result is copied back; kept for reuse; may be null. */
+    private ByteBuf scratch;
     private int count;
+    /** Messages in runs; the tail is {@code [sorted, count)}. */
     private int sorted;
+    /** Run {@code r} covers index positions {@code [r == 0 ? 0 : runEnds[r - 1], runEnds[r])}. */
+    private int[] runEnds = new int[8];
+    private int runs;
 
     /** An empty buffer. */
     public MessageBuffer(NodeMemory memory) {
@@ -76,34 +81,39 @@ public final class MessageBuffer {
      * {@link IllegalArgumentException} on malformed input, which callers report as corruption.
      */
     public static MessageBuffer read(NodeMemory memory, ByteBuf src, int length) {
-        MessageBuffer b = new MessageBuffer(memory);
         if (length < 0 || length > src.readableBytes()) {
-            b.release();
             throw new IllegalArgumentException("message buffer length " + length + " exceeds the node");
         }
-        try {
-            int end = src.readerIndex() + length;
-            while (src.readerIndex() < end) {
-                int off = src.readerIndex();
-                byte type = src.getByte(off);
-                int keyLength = src.getUnsignedShort(off + 17);
-                int valueLength = src.getInt(off + 19);
-                if (!MessageType.isKnown(type) || valueLength < 0 || off + HEADER + keyLength + valueLength > end) {
-                    throw new IllegalArgumentException("malformed message at node offset " + off);
-                }
-                b.data = memory.ensureWritable(b.data, HEADER + keyLength + valueLength);
-                int at = b.data.writerIndex();
-                b.data.writeBytes(src, off, HEADER + keyLength + valueLength);
-                b.index = memory.ensureWritable(b.index, ENTRY);
-                b.index.writeInt(at).writeLong(b.keyPrefix(at));
-                b.count++;
-                src.readerIndex(off + HEADER + keyLength + valueLength);
+        // One pass checks every message and counts them, so that the data is copied in one piece
+        // and the index allocated once, rather than both growing message by message.
+        int start = src.readerIndex();
+        int end = start + length;
+        int messages = 0;
+        for (int off = start; off < end; messages++) {
+            if (off + HEADER > end) {
+                throw new IllegalArgumentException("malformed message at node offset " + off);
             }
+            byte type = src.getByte(off);
+            int keyLength = src.getUnsignedShort(off + 17);
+            int valueLength = src.getInt(off + 19);
+            if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + HEADER + keyLength + valueLength > end) {
+                throw new IllegalArgumentException("malformed message at node offset " + off);
+            }
+            off += HEADER + keyLength + valueLength;
+        }
+        MessageBuffer b = new MessageBuffer(memory, messages, length);
+        try {
+            b.data.writeBytes(src, start, length);
+            for (int at = 0; at < length; at += b.messageLength(at)) {
+                b.index.writeInt(at).writeLong(b.keyPrefix(at));
+            }
+            b.count = messages;
             b.sortLoaded();
         } catch (RuntimeException e) {
             b.release();
             throw e;
         }
+        src.readerIndex(end);
         return b;
     }
 
@@ -114,17 +124,11 @@ public final class MessageBuffer {
             inOrder = compareMessages(offsetAt(k - 1), offsetAt(k)) < 0;
         }
         if (!inOrder) {
-            Integer[] boxed = new Integer[count];
-            for (int k = 0; k < count; k++) {
-                boxed[k] = offsetAt(k);
-            }
-            Arrays.sort(boxed, this::compareMessages);
-            index.clear();
-            for (Integer off : boxed) {
-                index.writeInt(off).writeLong(keyPrefix(off));
-            }
+            sortPositions(0, count);
         }
         sorted = count;
+        runs = count == 0 ? 0 : 1;
+        runEnds[0] = count;
     }
 
     /** Number of messages. */
@@ -139,7 +143,7 @@ public final class MessageBuffer {
 
     /** Off-heap bytes held. */
     public long memoryBytes() {
-        return (long) data.capacity() + index.capacity() + (spareIndex == null ? 0 : spareIndex.capacity());
+        return (long) data.capacity() + index.capacity() + (scratch == null ? 0 : scratch.capacity());
     }
 
     /** Appends a message. */
@@ -171,82 +175,94 @@ public final class MessageBuffer {
         index = memory.ensureWritable(index, ENTRY);
         index.writeInt(off).writeLong(keyPrefix(off));
         count++;
-        if (count - sorted > tailLimit()) {
-            consolidate();
+        if (count - sorted > TAIL) {
+            sealTail();
+            while (runs >= 2 && runLength(runs - 2) < 2 * runLength(runs - 1)) {
+                mergeLastRuns();
+            }
         }
-    }
-
-    /** How long the unsorted tail may grow before it is merged into the sorted prefix. */
-    private int tailLimit() {
-        return Math.min(MAX_TAIL, Math.max(MIN_TAIL, sorted >>> 5));
     }
 
     /**
-     * Merges the unsorted tail into the sorted prefix so that every message is in (key, msn) order.
-     * Each tail message finds its place by binary search and the prefix is copied in runs between
-     * those places, so the cost is a memory copy of the index plus 64 searches, not a full merge.
-     * The merge writes into a spare index kept for the purpose and the two swap roles: a fresh
-     * index per merge was the largest source of fragmentation in the off-heap pool.
+     * Sorts every message into one run, so that {@link #sortedOffset} walks them in (key, msn)
+     * order. Merging from the smallest run up copies about twice the index.
      */
     public void consolidate() {
-        if (sorted == count) {
-            return;
+        if (count > sorted) {
+            sealTail();
         }
-        int[] tail = sortedTail();
-        if (spareIndex == null || spareIndex.capacity() < count * ENTRY) {
-            memory.release(spareIndex);
-            spareIndex = memory.allocate(index.capacity());
+        while (runs > 1) {
+            mergeLastRuns();
         }
-        ByteBuf merged = spareIndex.clear();
-        int copied = 0;
-        for (int t : tail) {
-            int pos = upperBound(t, copied);
-            merged.writeBytes(index, copied * ENTRY, (pos - copied) * ENTRY);
-            merged.writeInt(t).writeLong(keyPrefix(t));
-            copied = pos;
+    }
+
+    /** Sorts the tail in place and makes it the last run. */
+    private void sealTail() {
+        sortPositions(sorted, count);
+        if (runs == runEnds.length) {
+            runEnds = Arrays.copyOf(runEnds, runs * 2);
         }
-        merged.writeBytes(index, copied * ENTRY, (sorted - copied) * ENTRY);
-        spareIndex = index;
-        index = merged;
+        runEnds[runs++] = count;
         sorted = count;
     }
 
-    /** First position at or after {@code from} in the sorted prefix that sorts after message {@code off}. */
-    private int upperBound(int off, int from) {
-        long prefix = keyPrefix(off);
-        int lo = from;
-        int hi = sorted;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            int c = Long.compareUnsigned(index.getLong(mid * ENTRY + 4), prefix);
-            if (c == 0) {
-                c = compareMessages(offsetAt(mid), off);
-            }
-            if (c <= 0) {
-                lo = mid + 1;
+    /** Sorts index positions {@code [from, to)} by (key, msn) in place. */
+    private void sortPositions(int from, int to) {
+        int n = to - from;
+        int[] offsets = new int[n];
+        long[] prefixes = new long[n];
+        for (int k = 0; k < n; k++) {
+            offsets[k] = offsetAt(from + k);
+            prefixes[k] = prefixAt(from + k);
+        }
+        TailSort.sort(this, offsets, prefixes, n);
+        for (int k = 0; k < n; k++) {
+            index.setInt((from + k) * ENTRY, offsets[k]);
+            index.setLong((from + k) * ENTRY + 4, prefixes[k]);
+        }
+    }
+
+    private int runStart(int r) {
+        return r == 0 ? 0 : runEnds[r - 1];
+    }
+
+    private int runLength(int r) {
+        return runEnds[r] - runStart(r);
+    }
+
+    /** Merges the last two runs into one: through {@code scratch}, then back in place. */
+    private void mergeLastRuns() {
+        int a = runStart(runs - 2);
+        int b = runEnds[runs - 2];
+        int c = runEnds[runs - 1];
+        int bytes = (c - a) * ENTRY;
+        if (scratch == null || scratch.capacity() < bytes) {
+            memory.release(scratch);
+            scratch = null;
+            scratch = memory.allocate(Math.max(bytes, index.capacity()));
+        }
+        ByteBuf out = scratch.clear();
+        int i = a;
+        int j = b;
+        while (i < b && j < c) {
+            long pi = prefixAt(i);
+            long pj = prefixAt(j);
+            int cmp = Long.compareUnsigned(pi, pj);
+            if (cmp < 0 || (cmp == 0 && compareMessages(offsetAt(i), offsetAt(j)) < 0)) {
+                out.writeInt(offsetAt(i++)).writeLong(pi);
             } else {
-                hi = mid;
+                out.writeInt(offsetAt(j++)).writeLong(pj);
             }
         }
-        return lo;
+        out.writeBytes(index, i * ENTRY, (b - i) * ENTRY);
+        out.writeBytes(index, j * ENTRY, (c - j) * ENTRY);
+        index.setBytes(a * ENTRY, out, 0, bytes);
+        runs--;
+        runEnds[runs - 1] = c;
     }
 
-    /** Offsets of the unsorted tail, sorted by (key, msn); a fresh heap array of at most 1,024 ints. */
-    int[] sortedTail() {
-        int n = count - sorted;
-        Integer[] boxed = new Integer[n];
-        for (int k = 0; k < n; k++) {
-            boxed[k] = offsetAt(sorted + k);
-        }
-        Arrays.sort(boxed, this::compareMessages);
-        int[] out = new int[n];
-        for (int k = 0; k < n; k++) {
-            out[k] = boxed[k];
-        }
-        return out;
-    }
-
-    private int compareMessages(int a, int b) {
+    /** Compares two messages of this buffer by (key, msn). */
+    int compareMessages(int a, int b) {
         int c = Keys.compare(data, a + HEADER, keyLength(a), data, b + HEADER, keyLength(b));
         return c != 0 ? c : Long.compare(msn(a), msn(b));
     }
@@ -254,6 +270,11 @@ public final class MessageBuffer {
     /** Offset of the message at position {@code i} of the index. */
     private int offsetAt(int i) {
         return index.getInt(i * ENTRY);
+    }
+
+    /** Key prefix of the message at position {@code i} of the index. */
+    private long prefixAt(int i) {
+        return index.getLong(i * ENTRY + 4);
     }
 
     /**
@@ -281,24 +302,30 @@ public final class MessageBuffer {
         return p;
     }
 
-    /** Number of messages in the sorted prefix. */
+    /** Number of messages in sorted runs (all but the tail); one run only after {@link #consolidate}. */
     int sortedCount() {
         return sorted;
     }
 
-    /** Offset of the message at position {@code i} of the sorted prefix. */
+    /** Offset of the message at position {@code i} of the runs: in (key, msn) order after {@link #consolidate}. */
     int sortedOffset(int i) {
         return offsetAt(i);
     }
 
-    /** First position in the sorted prefix whose key is {@code >= key} (or {@code > key} if {@code strict}). */
+    /**
+     * First position in the runs whose key is {@code >= key} (or {@code > key} if {@code strict}):
+     * a position in (key, msn) order after {@link #consolidate}.
+     */
     int lowerBound(byte[] key, boolean strict) {
+        return lowerBound(key, strict, 0, sorted);
+    }
+
+    /** As {@link #lowerBound(byte[], boolean)} within the sorted positions {@code [lo, hi)}. */
+    private int lowerBound(byte[] key, boolean strict, int lo, int hi) {
         long prefix = keyPrefix(key);
-        int lo = 0;
-        int hi = sorted;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            int c = Long.compareUnsigned(index.getLong(mid * ENTRY + 4), prefix);
+            int c = Long.compareUnsigned(prefixAt(mid), prefix);
             if (c == 0) {
                 int off = offsetAt(mid);
                 c = Keys.compare(data, off + HEADER, keyLength(off), key);
@@ -318,19 +345,26 @@ public final class MessageBuffer {
      */
     public int findNewest(byte[] key, long snapshotTs) {
         int best = -1;
-        for (int pos = lowerBound(key, true) - 1; pos >= 0; pos--) {
-            int off = offsetAt(pos);
-            if (compareKey(off, key) != 0) {
-                break;
-            }
-            if (msn(off) <= snapshotTs) {
-                best = off;
-                break;
+        for (int r = 0; r < runs; r++) {
+            int start = runStart(r);
+            // Within a run a key's messages are in msn order: the last one at or below the snapshot.
+            for (int pos = lowerBound(key, true, start, runEnds[r]) - 1; pos >= start; pos--) {
+                int off = offsetAt(pos);
+                if (compareKey(off, key) != 0) {
+                    break;
+                }
+                long msn = msn(off);
+                if (msn <= snapshotTs) {
+                    if (best < 0 || msn > msn(best)) {
+                        best = off;
+                    }
+                    break;
+                }
             }
         }
         long prefix = keyPrefix(key);
         for (int k = sorted; k < count; k++) {
-            if (index.getLong(k * ENTRY + 4) != prefix) {
+            if (prefixAt(k) != prefix) {
                 continue;
             }
             int off = offsetAt(k);
@@ -343,27 +377,14 @@ public final class MessageBuffer {
     }
 
     /**
-     * Applies the messages with keys in {@code [from, upper)} ({@code upper} null: no bound) to
-     * {@code view} in age order, so that the newest message of each key is applied last: a put
-     * stores its value, a delete stores {@code tombstone}. Messages newer than {@code snapshotTs}
-     * are skipped.
+     * Applies the messages with keys in {@code [from, upper)} ({@code upper} null: no bound) that a
+     * snapshot at {@code snapshotTs} sees to {@code view}, the newest of each key: a put stores its
+     * value, a delete stores {@code tombstone}.
      */
     void applyRange(byte[] from, byte[] upper, long snapshotTs, java.util.NavigableMap<byte[], byte[]> view,
             byte[] tombstone) {
-        for (int k = lowerBound(from, false); k < sorted; k++) {
-            int off = offsetAt(k);
-            if (upper != null && compareKey(off, upper) >= 0) {
-                break;
-            }
-            if (msn(off) <= snapshotTs) {
-                view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
-            }
-        }
-        for (int k = sorted; k < count; k++) {
-            int off = offsetAt(k);
-            if (msn(off) <= snapshotTs && compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
-                view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
-            }
+        for (int off : visibleInRange(from, upper, snapshotTs)) {
+            view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
         }
     }
 
@@ -373,61 +394,96 @@ public final class MessageBuffer {
      * most {@code snapshotTs}. In key order; tombstones included. Nothing is copied.
      */
     int[] visibleInRange(byte[] from, byte[] upper, long snapshotTs) {
-        int[] out = new int[16];
+        int[] all = inRange(from, upper);
         int n = 0;
-        int[] tail = tailInRange(from, upper);
-        int t = 0;
-        int k = lowerBound(from, false);
         int last = -1; // offset of the current key's chosen message, -1 before the first key
-        while (true) {
-            int off;
-            boolean prefixLeft = k < sorted && (upper == null || compareKey(offsetAt(k), upper) < 0);
-            if (prefixLeft && (t >= tail.length || compareMessages(offsetAt(k), tail[t]) <= 0)) {
-                off = offsetAt(k++);
-            } else if (t < tail.length) {
-                off = tail[t++];
-            } else {
-                break;
-            }
+        for (int off : all) {
             if (msn(off) > snapshotTs) {
                 continue;
             }
             if (last >= 0 && compareKeys(off, last) == 0) {
-                out[n - 1] = off; // (key, msn) order: a later message of the same key is newer
+                all[n - 1] = off; // (key, msn) order: a later message of the same key is newer
             } else {
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                }
-                out[n++] = off;
+                all[n++] = off;
             }
             last = off;
         }
-        return Arrays.copyOf(out, n);
+        return Arrays.copyOf(all, n);
     }
 
-    /** Offsets of the unsorted tail's messages with keys in {@code [from, upper)}, sorted by (key, msn). */
+    /**
+     * Offsets of every message, in (key, msn) order, the runs and the tail merged on the fly; the
+     * buffer is not changed.
+     */
+    int[] orderedOffsets() {
+        return inRange(null, null);
+    }
+
+    /**
+     * Offsets of the messages with keys in {@code [from, upper)} (null: no bound) in (key, msn)
+     * order: each run's slice and the sorted tail, merged. Changes nothing.
+     */
+    private int[] inRange(byte[] from, byte[] upper) {
+        int[] merged = tailInRange(from, upper);
+        for (int r = runs - 1; r >= 0; r--) {
+            int start = runStart(r);
+            int end = runEnds[r];
+            int lo = from == null ? start : lowerBound(from, false, start, end);
+            int hi = upper == null ? end : lowerBound(upper, false, lo, end);
+            if (lo == hi) {
+                continue;
+            }
+            int[] slice = new int[hi - lo];
+            for (int k = lo; k < hi; k++) {
+                slice[k - lo] = offsetAt(k);
+            }
+            merged = merged.length == 0 ? slice : mergeOffsets(slice, merged);
+        }
+        return merged;
+    }
+
+    /** Two arrays of offsets in (key, msn) order merged into one. */
+    private int[] mergeOffsets(int[] a, int[] b) {
+        int[] out = new int[a.length + b.length];
+        int i = 0;
+        int j = 0;
+        int n = 0;
+        while (i < a.length && j < b.length) {
+            out[n++] = compareMessages(a[i], b[j]) < 0 ? a[i++] : b[j++];
+        }
+        while (i < a.length) {
+            out[n++] = a[i++];
+        }
+        while (j < b.length) {
+            out[n++] = b[j++];
+        }
+        return out;
+    }
+
+    /** Offsets of the tail's messages with keys in {@code [from, upper)} (null: no bound), sorted by (key, msn). */
     private int[] tailInRange(byte[] from, byte[] upper) {
-        Integer[] boxed = new Integer[count - sorted];
+        int[] offsets = new int[count - sorted];
+        long[] prefixes = new long[count - sorted];
         int n = 0;
         for (int k = sorted; k < count; k++) {
             int off = offsetAt(k);
-            if (compareKey(off, from) >= 0 && (upper == null || compareKey(off, upper) < 0)) {
-                boxed[n++] = off;
+            if ((from == null || compareKey(off, from) >= 0) && (upper == null || compareKey(off, upper) < 0)) {
+                offsets[n] = off;
+                prefixes[n++] = prefixAt(k);
             }
         }
-        Arrays.sort(boxed, 0, n, this::compareMessages);
-        int[] out = new int[n];
-        for (int k = 0; k < n; k++) {
-            out[k] = boxed[k];
-        }
-        return out;
+        TailSort.sort(this, offsets, prefixes, n);
+        return n == offsets.length ? offsets : Arrays.copyOf(offsets, n);
     }
 
     /** The largest key of any message, or {@code null} when empty. */
     public byte[] maxKey() {
         int best = -1;
-        if (sorted > 0) {
-            best = offsetAt(sorted - 1);
+        for (int r = 0; r < runs; r++) {
+            int off = offsetAt(runEnds[r] - 1);
+            if (best < 0 || compareKeys(off, best) > 0) {
+                best = off;
+            }
         }
         for (int k = sorted; k < count; k++) {
             int off = offsetAt(k);
@@ -498,26 +554,18 @@ public final class MessageBuffer {
     /**
      * Writes the messages in (key, msn) order, so that loading needs no sort. Changes nothing in
      * the buffer, since the node cache serializes while readers may hold the tree's shared lock: the
-     * unsorted tail is sorted into a small temporary array and merged on the fly with the sorted
-     * prefix exactly as {@link #consolidate} would merge it (each tail message after the prefix
-     * messages that do not sort after it), so the bytes written are those of a consolidated buffer.
+     * runs and the tail are merged on the fly into a temporary array of offsets, so the bytes
+     * written are those of a consolidated buffer.
      */
     public void serialize(ByteBuf out) {
-        int[] tail = sortedTail();
-        int copied = 0;
-        for (int t : tail) {
-            int pos = upperBound(t, copied);
-            writeSorted(out, copied, pos);
-            out.writeBytes(data, t, messageLength(t));
-            copied = pos;
+        if (runs <= 1 && sorted == count) {
+            for (int k = 0; k < count; k++) {
+                int off = offsetAt(k);
+                out.writeBytes(data, off, messageLength(off));
+            }
+            return;
         }
-        writeSorted(out, copied, sorted);
-    }
-
-    /** Writes the messages at positions {@code [from, to)} of the sorted prefix. */
-    private void writeSorted(ByteBuf out, int from, int to) {
-        for (int k = from; k < to; k++) {
-            int off = offsetAt(k);
+        for (int off : orderedOffsets()) {
             out.writeBytes(data, off, messageLength(off));
         }
     }
@@ -526,9 +574,9 @@ public final class MessageBuffer {
     public void release() {
         memory.release(data);
         memory.release(index);
-        memory.release(spareIndex);
+        memory.release(scratch);
         data = null;
         index = null;
-        spareIndex = null;
+        scratch = null;
     }
 }

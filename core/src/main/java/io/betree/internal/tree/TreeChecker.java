@@ -177,32 +177,21 @@ final class TreeChecker {
         long block = node.blockNumber();
         MessageBuffer buf = node.buffers.get(i);
         String where = "buffer " + i;
-        int sorted = buf.sortedCount();
-        int[] tail = buf.sortedTail();
-        if (sorted < 0 || sorted + tail.length != buf.count()) {
-            throw fail(block, where + " counts " + buf.count() + " messages but indexes " + sorted + " sorted and "
-                    + tail.length + " unsorted");
-        }
-        for (int k = 1; k < sorted; k++) {
-            int a = buf.sortedOffset(k - 1);
-            int b = buf.sortedOffset(k);
-            int c = buf.compareKeys(a, b);
-            if (c > 0 || (c == 0 && buf.msn(a) >= buf.msn(b))) {
-                throw fail(block, where + ": sorted messages " + (k - 1) + " and " + k
-                        + " are out of (key, msn) order: " + hex(buf.key(a)) + "@" + buf.msn(a) + " then "
-                        + hex(buf.key(b)) + "@" + buf.msn(b));
-            }
+        int[] ordered = buf.orderedOffsets();
+        if (ordered.length != buf.count()) {
+            throw fail(block, where + " counts " + buf.count() + " messages but indexes " + ordered.length);
         }
         NavigableMap<byte[], Long> oldest = new TreeMap<>(Keys::compare);
-        int p = 0;
-        int t = 0;
         int prev = -1;
-        while (p < sorted || t < tail.length) {
-            int off;
-            if (t == tail.length || (p < sorted && compare(buf, buf.sortedOffset(p), tail[t]) <= 0)) {
-                off = buf.sortedOffset(p++);
-            } else {
-                off = tail[t++];
+        for (int k = 0; k < ordered.length; k++) {
+            int off = ordered[k];
+            if (prev >= 0) {
+                int c = buf.compareKeys(prev, off);
+                if (c > 0 || (c == 0 && buf.msn(prev) > buf.msn(off))) {
+                    throw fail(block, where + ": sorted messages " + (k - 1) + " and " + k
+                            + " are out of (key, msn) order: " + hex(buf.key(prev)) + "@" + buf.msn(prev) + " then "
+                            + hex(buf.key(off)) + "@" + buf.msn(off));
+                }
             }
             byte[] key = buf.key(off);
             long msn = buf.msn(off);

@@ -364,10 +364,7 @@ class TreeCheckerTest {
 
     private MessageBuffer copy(MessageBuffer original) {
         MessageBuffer out = new MessageBuffer(memory);
-        for (int k = 0; k < original.sortedCount(); k++) {
-            out.appendCopy(original, original.sortedOffset(k));
-        }
-        for (int off : original.sortedTail()) {
+        for (int off : original.orderedOffsets()) {
             out.appendCopy(original, off);
         }
         return out;
