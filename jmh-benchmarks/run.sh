@@ -16,7 +16,9 @@
 # Environment: MEM_CAP (full: 512m; "none" to run uncapped), SMALL_MEM_CAP (the small-cache run's
 #          cap; full: 640m, none when MEM_CAP is none), BENCH_OPTS (extra -D options for the
 #          benchmark JVMs, e.g. "-Dbench.insertRows=50000000 -Dbench.sync=true"),
-#          JAVA (java binary), MEMBOUND and DROPCACHE (paths of the shared tools).
+#          JAVA (java binary), MEMBOUND and DROPCACHE (paths of the shared tools), CODEC (the codec
+#          of iiBench, FIFO, reads and the time series, both engines alike: lz4, the default and the
+#          codec issue 9's figures are taken with, or zstd).
 #
 # A full run caps every benchmark JVM (heap, off-heap and the page cache of its files) at
 # MEM_CAP (SMALL_MEM_CAP) with the membound tool, and drops the store's files from the page cache
@@ -130,7 +132,7 @@ start=$(date +%s)
 jmh() {
   "$java" -Xmx128m -jar "$jar" "$1" -foe true -to 40min -jvm "$3" -jvmArgs "$fork_jvm_args" \
     -jvmArgsAppend "-Dbench.results=$out -Dbench.data=$data $drop_opt ${BENCH_OPTS:-}" \
-    -p scale="$2" -p engine="$engine_list" -p engineCodec="$codec_list" \
+    -p scale="$2" -p engine="$engine_list" -p engineCodec="$codec_list" -p codec="${CODEC:-lz4}" \
     -prof io.betree.bench.jmh.PhaseMetricsProfiler -rf json -rff "$out/$4.json" 2>&1 | tee "$out/$4.log"
   local status=${PIPESTATUS[0]}
   [ "$status" = 0 ] || { echo "run.sh: JMH ($2) failed with status $status" >&2; exit "$status"; }

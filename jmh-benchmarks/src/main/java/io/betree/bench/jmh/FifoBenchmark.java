@@ -35,7 +35,7 @@ public class FifoBenchmark {
     @Param({"smoke"})
     public String scale;
     /** Codec of the engines that compress (LMDB takes none). */
-    @Param({"zstd"})
+    @Param({"lz4"})
     public String codec;
 
     /** Runs the queue. */

@@ -36,7 +36,7 @@ public class InsertBenchmark {
     @Param({"smoke"})
     public String scale;
     /** Codec of the engines that compress (LMDB takes none). */
-    @Param({"zstd"})
+    @Param({"lz4"})
     public String codec;
 
     /** Loads the iiBench data set. */

@@ -35,7 +35,7 @@ public class TimeSeriesBenchmark {
     @Param({"smoke"})
     public String scale;
     /** Codec of the engines that compress (LMDB takes none). */
-    @Param({"zstd"})
+    @Param({"lz4"})
     public String codec;
     /** Writer threads, each committing whole time steps of 1,000 sensors. */
     @Param({"1", "2", "4", "16"})
