@@ -80,7 +80,7 @@ public final class NodeMemory {
     public ByteBuf allocate(int capacity) {
         int size = Math.max(capacity, 16);
         // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
-        ByteBuf buf = size <= CHUNK_SIZE && EngineThreads.onEngineThread() ? POOL.directBuffer(size, size)
+        ByteBuf buf = size <= CHUNK_SIZE && EngineThreads.allocatesDirectly() ? POOL.directBuffer(size, size)
                 : AllocationThread.allocate(() -> POOL.directBuffer(size, size));
         used.addAndGet(buf.capacity());
         ALL_USED.addAndGet(buf.capacity());

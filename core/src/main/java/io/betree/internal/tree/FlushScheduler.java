@@ -23,7 +23,7 @@ final class FlushScheduler {
     static {
         int threads = Math.max(2, Runtime.getRuntime().availableProcessors() - 1);
         FLUSHERS = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            return EngineThreads.newDaemon(r, "betree-flusher");
+            return EngineThreads.newDaemonAllocatingIndirectly(r, "betree-flusher");
         });
         FLUSHERS.allowCoreThreadTimeOut(true);
     }

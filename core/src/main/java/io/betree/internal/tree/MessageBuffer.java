@@ -146,6 +146,12 @@ public final class MessageBuffer {
         return (long) data.capacity() + index.capacity() + (scratch == null ? 0 : scratch.capacity());
     }
 
+    /** Makes room for {@code messages} more messages of {@code bytes} bytes in all, so that appending them allocates nothing. */
+    void reserve(int messages, int bytes) {
+        data = memory.ensureWritable(data, bytes);
+        index = memory.ensureWritable(index, messages * ENTRY);
+    }
+
     /** Appends a message. */
     public void append(byte type, long msn, long txnId, byte[] key, byte[] value) {
         int valueLength = value == null ? 0 : value.length;

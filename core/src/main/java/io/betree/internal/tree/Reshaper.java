@@ -103,15 +103,30 @@ final class Reshaper {
         }
     }
 
-    /** Appends the (sorted) messages of {@code batch} to the buffers of {@code node}'s children. */
+    /**
+     * Appends the (sorted) messages of {@code batch} to the buffers of {@code node}'s children.
+     * Each child's messages are a contiguous range of the batch, so its buffer is grown once for
+     * the whole range before the copies: grown message by message, a buffer was reallocated some
+     * twenty times, each a round trip to the allocation thread from a flusher.
+     */
     private static void distribute(MessageBuffer batch, InternalNode node) {
-        int child = 0;
-        for (int k = 0; k < batch.count(); k++) {
-            int off = batch.sortedOffset(k);
-            while (child < node.pivots.size() && batch.compareKey(off, node.pivots.get(child)) >= 0) {
-                child++;
+        int k = 0;
+        int n = batch.count();
+        for (int child = 0; child < node.children.size() && k < n; child++) {
+            int end = k;
+            int bytes = 0;
+            byte[] upper = child < node.pivots.size() ? node.pivots.get(child) : null;
+            while (end < n && (upper == null || batch.compareKey(batch.sortedOffset(end), upper) < 0)) {
+                bytes += batch.messageLength(batch.sortedOffset(end));
+                end++;
             }
-            node.buffers.get(child).appendCopy(batch, off);
+            if (end > k) {
+                MessageBuffer target = node.buffers.get(child);
+                target.reserve(end - k, bytes);
+                for (; k < end; k++) {
+                    target.appendCopy(batch, batch.sortedOffset(k));
+                }
+            }
         }
     }
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class AllocationThreadTest {
     @Test
     void aCallersAllocationIsMadeOnTheAllocationThread() {
-        assertFalse(EngineThreads.onEngineThread());
+        assertFalse(EngineThreads.allocatesDirectly());
         String[] where = new String[1];
         AllocationThread.allocate(() -> where[0] = Thread.currentThread().getName());
         assertEquals("betree-allocator", where[0]);
@@ -58,7 +58,7 @@ class AllocationThreadTest {
     @Test
     void theEnginesOwnThreadsAreDaemonsItKnows() throws Exception {
         CompletableFuture<Boolean> onEngine = new CompletableFuture<>();
-        Thread t = EngineThreads.newDaemon(() -> onEngine.complete(EngineThreads.onEngineThread()), "test-engine");
+        Thread t = EngineThreads.newDaemon(() -> onEngine.complete(EngineThreads.allocatesDirectly()), "test-engine");
         assertTrue(t.isDaemon());
         t.start();
         assertTrue(onEngine.get(10, TimeUnit.SECONDS));
