@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Threads are daemons, started on demand and ended after a minute idle. There are as many as
  * cores less one, so that writers keep a core, but at least two: a flush step spends much of its
  * time waiting for reads of evicted nodes, and with one flusher on two cores that time was lost
- * (a 64 MiB-cache iiBench: 156 K rows/s with writers held back 29 s; with two, 182 K and 7 s).
+ * (a 64 MiB-cache iiBench: 156 K rows/s with writers held back 29 s; with two, 162-182 K and
+ * 7-11 s). Flushers allocate through the allocation thread ({@link EngineThreads}).
  */
 final class FlushScheduler {
     private static final ThreadPoolExecutor FLUSHERS;
