@@ -244,7 +244,6 @@ public final class MessageBuffer {
         int bytes = (c - a) * ENTRY;
         if (scratch == null || scratch.capacity() < bytes) {
             memory.release(scratch);
-            scratch = null;
             scratch = memory.allocate(Math.max(bytes, index.capacity()));
         }
         ByteBuf out = scratch.clear();
