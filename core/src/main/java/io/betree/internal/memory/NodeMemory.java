@@ -3,6 +3,7 @@ package io.betree.internal.memory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -101,6 +102,17 @@ public final class NodeMemory {
         bigger.writeBytes(buf, buf.readerIndex(), buf.readableBytes());
         release(buf);
         return bigger;
+    }
+
+    /**
+     * A view of {@code buf}'s whole capacity for absolute reads and writes, index for index, big-endian,
+     * valid until {@code buf} is released. The hot loops of sorting, searching and merging read
+     * through views: Netty checks bounds and the reference count on every accessor call, which
+     * was a third of a flusher's time in a time-series load, while a JDK buffer's bounds check
+     * compiles to almost nothing.
+     */
+    public static ByteBuffer view(ByteBuf buf) {
+        return buf.nioBuffer(0, buf.capacity());
     }
 
     /** Returns {@code buf} to the pool; {@code null} is ignored. */

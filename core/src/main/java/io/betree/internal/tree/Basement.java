@@ -4,6 +4,7 @@ import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 
 /**
  * A basement node: a sorted run of rows that is one block of its own, so a query reads and caches
@@ -27,15 +28,28 @@ public final class Basement extends CacheEntry {
     private final BlockCompressor codec;
     private ByteBuf data;
     private ByteBuf index;
+    /** Views of {@code data} and {@code index} for reads ({@link NodeMemory#view}); replaced with them. */
+    private ByteBuffer dataView;
+    private ByteBuffer indexView;
     private int count;
 
     private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
         this.memory = memory;
         this.codec = codec;
-        this.data = data;
-        this.index = index;
+        setData(data);
+        setIndex(index);
         this.count = count;
+    }
+
+    private void setData(ByteBuf buf) {
+        data = buf;
+        dataView = NodeMemory.view(buf);
+    }
+
+    private void setIndex(ByteBuf buf) {
+        index = buf;
+        indexView = NodeMemory.view(buf);
     }
 
     /** A basement with no rows. */
@@ -61,6 +75,7 @@ public final class Basement extends CacheEntry {
                 throw new IllegalArgumentException("impossible row count " + n);
             }
             index = memory.allocate(Math.max(4, n * 4));
+            ByteBuffer view = NodeMemory.view(data);
             int off = HEADER;
             int end = data.writerIndex();
             int prev = -1;
@@ -68,21 +83,21 @@ public final class Basement extends CacheEntry {
                 if (off + ROW_HEADER > end) {
                     throw new IllegalArgumentException("row " + i + " runs past the end");
                 }
-                int flags = data.getUnsignedByte(off + 2);
-                int vl = data.getInt(off + 3);
+                int flags = flags(view, off);
+                int vl = view.getInt(off + 3);
                 if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS)) != 0
-                        || (long) off + ROW_HEADER + tsBytes(flags) + data.getUnsignedShort(off) + vl > end) {
+                        || (long) off + ROW_HEADER + tsBytes(flags) + keyLength(view, off) + vl > end) {
                     throw new IllegalArgumentException("row " + i + " has impossible lengths or flags");
                 }
                 if (prev >= 0) {
-                    int c = compareRowKeys(data, prev, off);
-                    if (c > 0 || (c == 0 && rowTs(data, prev) <= rowTs(data, off))) {
+                    int c = compareRowKeys(view, prev, off);
+                    if (c > 0 || (c == 0 && rowTs(view, prev) <= rowTs(view, off))) {
                         throw new IllegalArgumentException("rows out of order at row " + i);
                     }
                 }
                 index.writeInt(off);
                 prev = off;
-                off += rowLength(data, off);
+                off += rowLength(view, off);
             }
             if (off != end) {
                 throw new IllegalArgumentException("trailing bytes after the last row");
@@ -101,20 +116,28 @@ public final class Basement extends CacheEntry {
         return (flags & HAS_TS) != 0 ? 8 : 0;
     }
 
-    private static int keyOffset(ByteBuf buf, int off) {
-        return off + ROW_HEADER + tsBytes(buf.getUnsignedByte(off + 2));
+    private static int flags(ByteBuffer buf, int off) {
+        return buf.get(off + 2) & 0xff;
     }
 
-    private static int rowLength(ByteBuf buf, int off) {
-        return ROW_HEADER + tsBytes(buf.getUnsignedByte(off + 2)) + buf.getUnsignedShort(off) + buf.getInt(off + 3);
+    private static int keyLength(ByteBuffer buf, int off) {
+        return buf.getShort(off) & 0xffff;
     }
 
-    private static long rowTs(ByteBuf buf, int off) {
-        return (buf.getUnsignedByte(off + 2) & HAS_TS) != 0 ? buf.getLong(off + ROW_HEADER) : 0L;
+    private static int keyOffset(ByteBuffer buf, int off) {
+        return off + ROW_HEADER + tsBytes(flags(buf, off));
     }
 
-    private static int compareRowKeys(ByteBuf buf, int a, int b) {
-        return Keys.compare(buf, keyOffset(buf, a), buf.getUnsignedShort(a), buf, keyOffset(buf, b), buf.getUnsignedShort(b));
+    private static int rowLength(ByteBuffer buf, int off) {
+        return ROW_HEADER + tsBytes(flags(buf, off)) + keyLength(buf, off) + buf.getInt(off + 3);
+    }
+
+    private static long rowTs(ByteBuffer buf, int off) {
+        return (flags(buf, off) & HAS_TS) != 0 ? buf.getLong(off + ROW_HEADER) : 0L;
+    }
+
+    private static int compareRowKeys(ByteBuffer buf, int a, int b) {
+        return Keys.compare(buf, keyOffset(buf, a), keyLength(buf, a), buf, keyOffset(buf, b), keyLength(buf, b));
     }
 
     /** Number of rows (versions). */
@@ -128,22 +151,22 @@ public final class Basement extends CacheEntry {
     }
 
     private int offset(int pos) {
-        return index.getInt(pos * 4);
+        return indexView.getInt(pos * 4);
     }
 
     /** Key of row {@code pos}, copied. */
     public byte[] key(int pos) {
         int off = offset(pos);
-        return Keys.copy(data, keyOffset(data, off), data.getUnsignedShort(off));
+        return Keys.copy(dataView, keyOffset(dataView, off), keyLength(dataView, off));
     }
 
     int compareKey(int pos, byte[] key) {
         int off = offset(pos);
-        return Keys.compare(data, keyOffset(data, off), data.getUnsignedShort(off), key);
+        return Keys.compare(dataView, keyOffset(dataView, off), keyLength(dataView, off), key);
     }
 
     private boolean sameKey(int a, int b) {
-        return compareRowKeys(data, offset(a), offset(b)) == 0;
+        return compareRowKeys(dataView, offset(a), offset(b)) == 0;
     }
 
     /** First row whose key is {@code >= key}. */
@@ -177,8 +200,8 @@ public final class Basement extends CacheEntry {
     int visibleRow(int pos, int end, long snapshotTs) {
         for (int p = pos; p < end; p++) {
             int off = offset(p);
-            if (rowTs(data, off) <= snapshotTs) {
-                return (data.getUnsignedByte(off + 2) & TOMBSTONE) != 0 ? -1 : p;
+            if (rowTs(dataView, off) <= snapshotTs) {
+                return (flags(dataView, off) & TOMBSTONE) != 0 ? -1 : p;
             }
         }
         return -1;
@@ -197,13 +220,27 @@ public final class Basement extends CacheEntry {
     /** Value of row {@code pos}, copied. */
     public byte[] value(int pos) {
         int off = offset(pos);
-        return Keys.copy(data, keyOffset(data, off) + data.getUnsignedShort(off), data.getInt(off + 3));
+        return Keys.copy(dataView, keyOffset(dataView, off) + keyLength(dataView, off), dataView.getInt(off + 3));
+    }
+
+    private void growData(int bytes) {
+        ByteBuf grown = memory.ensureWritable(data, bytes);
+        if (grown != data) {
+            setData(grown);
+        }
+    }
+
+    private void growIndex(int bytes) {
+        ByteBuf grown = memory.ensureWritable(index, bytes);
+        if (grown != index) {
+            setIndex(grown);
+        }
     }
 
     /** Appends a row for a key that sorts after every present key (the sequential-insert path). */
     void appendLast(byte[] key, byte[] value, long ts) {
-        data = memory.ensureWritable(data, ROW_HEADER + 8 + key.length + value.length);
-        index = memory.ensureWritable(index, 4);
+        growData(ROW_HEADER + 8 + key.length + value.length);
+        growIndex(4);
         index.writeInt(data.writerIndex());
         data.writeShort(key.length).writeByte(HAS_TS).writeInt(value.length).writeLong(ts);
         data.writeBytes(key).writeBytes(value);
@@ -225,8 +262,12 @@ public final class Basement extends CacheEntry {
         ByteBuf out = memory.allocate((int) Math.min(Integer.MAX_VALUE - 8, data.writerIndex() + extra));
         ByteBuf outIndex = memory.allocate(Math.max(4, (count + (to - from)) * 4));
         try {
-            out.writeByte(TAG).writeInt(0);
-            ByteBuf md = messages.data();
+            // Written through views, then the writer indexes set once: both buffers were sized for
+            // every row and message above.
+            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon);
+            rows.view.put(0, TAG);
+            rows.at = HEADER;
+            ByteBuffer md = messages.dataView();
             int e = 0;
             int m = from;
             while (e < count || m < to) {
@@ -238,7 +279,7 @@ public final class Basement extends CacheEntry {
                 } else {
                     int eoff = offset(e);
                     int moff = messages.sortedOffset(m);
-                    c = Keys.compare(data, keyOffset(data, eoff), data.getUnsignedShort(eoff),
+                    c = Keys.compare(dataView, keyOffset(dataView, eoff), keyLength(dataView, eoff),
                             md, moff + MessageBuffer.HEADER, messages.keyLength(moff));
                 }
                 int mEnd = m;
@@ -253,18 +294,21 @@ public final class Basement extends CacheEntry {
                 // Newest first: the messages (newer than every row), newest message first, then the rows.
                 for (int k = mEnd - 1; k >= m && !kept; k--) {
                     int moff = messages.sortedOffset(k);
-                    kept = writeVersion(out, outIndex, md, moff + MessageBuffer.HEADER, messages.keyLength(moff),
-                            messages.valueLength(moff), messages.type(moff) == MessageType.DELETE, messages.msn(moff), horizon);
+                    kept = rows.write(md, moff + MessageBuffer.HEADER, messages.keyLength(moff),
+                            messages.valueLength(moff), messages.type(moff) == MessageType.DELETE, messages.msn(moff));
                 }
                 for (int p = e; p < eEnd && !kept; p++) {
                     int off = offset(p);
-                    int flags = data.getUnsignedByte(off + 2);
-                    kept = writeVersion(out, outIndex, data, keyOffset(data, off), data.getUnsignedShort(off),
-                            data.getInt(off + 3), (flags & TOMBSTONE) != 0, rowTs(data, off), horizon);
+                    kept = rows.write(dataView, keyOffset(dataView, off), keyLength(dataView, off),
+                            dataView.getInt(off + 3), (flags(dataView, off) & TOMBSTONE) != 0, rowTs(dataView, off));
                 }
                 m = mEnd;
                 e = eEnd;
             }
+            out.writerIndex(rows.at);
+            outIndex.writerIndex(rows.rows * 4);
+            count = rows.rows;
+            out.setInt(1, count);
         } catch (RuntimeException ex) {
             memory.release(out);
             memory.release(outIndex);
@@ -272,34 +316,47 @@ public final class Basement extends CacheEntry {
         }
         memory.release(data);
         memory.release(index);
-        data = out;
-        index = outIndex;
-        count = index.writerIndex() / 4;
-        data.setInt(1, count);
+        setData(out);
+        setIndex(outIndex);
     }
 
-    /**
-     * Writes one version unless pruned; returns true when it was the last version any snapshot
-     * can need (the first at or below the horizon), so older ones are dropped.
-     */
-    private static boolean writeVersion(ByteBuf out, ByteBuf outIndex, ByteBuf src, int keyOff, int keyLength,
-            int valueLength, boolean tombstone, long ts, long horizon) {
-        boolean visibleToAll = ts <= horizon;
-        if (visibleToAll && tombstone) {
-            return true;
+    /** The rows a basement is rebuilt into by {@link #apply}: where the next one goes, and how many. */
+    private static final class Rows {
+        final ByteBuffer view;
+        final ByteBuffer indexView;
+        final long horizon;
+        int at;
+        int rows;
+
+        Rows(ByteBuffer view, ByteBuffer indexView, long horizon) {
+            this.view = view;
+            this.indexView = indexView;
+            this.horizon = horizon;
         }
-        int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS);
-        int vl = tombstone ? 0 : valueLength;
-        outIndex.writeInt(out.writerIndex());
-        out.writeShort(keyLength).writeByte(flags).writeInt(vl);
-        if (!visibleToAll) {
-            out.writeLong(ts);
+
+        /**
+         * Writes one version unless pruned; returns true when it was the last version any snapshot
+         * can need (the first at or below the horizon), so older ones are dropped.
+         */
+        boolean write(ByteBuffer src, int keyOff, int keyLength, int valueLength, boolean tombstone, long ts) {
+            boolean visibleToAll = ts <= horizon;
+            if (visibleToAll && tombstone) {
+                return true;
+            }
+            int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS);
+            int vl = tombstone ? 0 : valueLength;
+            indexView.putInt(rows * 4, at);
+            rows++;
+            view.putShort(at, (short) keyLength).put(at + 2, (byte) flags).putInt(at + 3, vl);
+            at += ROW_HEADER;
+            if (!visibleToAll) {
+                view.putLong(at, ts);
+                at += 8;
+            }
+            view.put(at, src, keyOff, keyLength + vl);
+            at += keyLength + vl;
+            return visibleToAll;
         }
-        out.writeBytes(src, keyOff, keyLength);
-        if (vl > 0) {
-            out.writeBytes(src, keyOff + keyLength, vl);
-        }
-        return visibleToAll;
     }
 
     /**
@@ -362,8 +419,8 @@ public final class Basement extends CacheEntry {
     /** Appends all rows of {@code right}, whose keys all sort after this basement's. */
     void absorb(Basement right) {
         int len = right.data.writerIndex() - HEADER;
-        data = memory.ensureWritable(data, len);
-        index = memory.ensureWritable(index, right.count * 4);
+        growData(len);
+        growIndex(right.count * 4);
         int base = data.writerIndex() - HEADER;
         for (int p = 0; p < right.count; p++) {
             index.writeInt(right.offset(p) + base);
@@ -399,5 +456,7 @@ public final class Basement extends CacheEntry {
         memory.release(index);
         data = null;
         index = null;
+        dataView = null;
+        indexView = null;
     }
 }

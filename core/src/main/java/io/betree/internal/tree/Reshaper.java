@@ -104,29 +104,17 @@ final class Reshaper {
     }
 
     /**
-     * Appends the (sorted) messages of {@code batch} to the buffers of {@code node}'s children.
-     * Each child's messages are a contiguous range of the batch, so its buffer is grown once for
-     * the whole range before the copies: grown message by message, a buffer was reallocated some
-     * twenty times, each a round trip to the allocation thread from a flusher.
+     * Appends the (sorted) messages of {@code batch} to the buffers of {@code node}'s children:
+     * each child's messages are a contiguous range of the batch, found by a binary search on the
+     * pivot, and go in as one sorted run ({@link MessageBuffer#appendRun}).
      */
     private static void distribute(MessageBuffer batch, InternalNode node) {
         int k = 0;
         int n = batch.count();
         for (int child = 0; child < node.children.size() && k < n; child++) {
-            int end = k;
-            int bytes = 0;
-            byte[] upper = child < node.pivots.size() ? node.pivots.get(child) : null;
-            while (end < n && (upper == null || batch.compareKey(batch.sortedOffset(end), upper) < 0)) {
-                bytes += batch.messageLength(batch.sortedOffset(end));
-                end++;
-            }
-            if (end > k) {
-                MessageBuffer target = node.buffers.get(child);
-                target.reserve(end - k, bytes);
-                for (; k < end; k++) {
-                    target.appendCopy(batch, batch.sortedOffset(k));
-                }
-            }
+            int end = child < node.pivots.size() ? Math.max(k, batch.lowerBound(node.pivots.get(child), false)) : n;
+            node.buffers.get(child).appendRun(batch, k, end);
+            k = end;
         }
     }
 
@@ -139,11 +127,7 @@ final class Reshaper {
         while (m < to) {
             int end = to;
             if (b < leaf.pivots.size()) {
-                byte[] upper = leaf.pivots.get(b);
-                end = m;
-                while (end < to && msgs.compareKey(msgs.sortedOffset(end), upper) < 0) {
-                    end++;
-                }
+                end = Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false)));
             }
             if (end > m) {
                 Basement basement = store.pinBasement(leaf.basements.get(b));
@@ -401,13 +385,12 @@ final class Reshaper {
         }
         if (old.count() > 0) {
             old.consolidate();
-            int piece = 0;
-            for (int k = 0; k < old.count(); k++) {
-                int off = old.sortedOffset(k);
-                while (piece < separators.size() && old.compareKey(off, separators.get(piece)) >= 0) {
-                    piece++;
-                }
-                parts.get(piece).appendCopy(old, off);
+            int from = 0;
+            for (int piece = 0; piece < parts.size(); piece++) {
+                int end = piece < separators.size() ? Math.max(from, old.lowerBound(separators.get(piece), false))
+                        : old.count();
+                parts.get(piece).appendRun(old, from, end);
+                from = end;
             }
             old.release();
         }
@@ -454,9 +437,7 @@ final class Reshaper {
                 MessageBuffer into = parent.buffers.get(leftIndex);
                 MessageBuffer from = parent.buffers.get(leftIndex + 1);
                 from.consolidate();
-                for (int k = 0; k < from.count(); k++) {
-                    into.appendCopy(from, from.sortedOffset(k));
-                }
+                into.appendRun(from, 0, from.count());
                 from.release();
                 parent.buffers.remove(leftIndex + 1);
                 parent.children.remove(leftIndex + 1);

@@ -218,7 +218,9 @@ class MessageBufferTest {
         facts.put("bytes", String.valueOf(buffer.bytes()));
         facts.put("memoryBytes", String.valueOf(buffer.memoryBytes()));
         facts.put("memory.used", String.valueOf(memory.used()));
-        facts.put("data", Arrays.toString(ByteBufUtil.getBytes(buffer.data(), 0, buffer.data().writerIndex())));
+        byte[] data = new byte[buffer.bytes()];
+        buffer.dataView().get(0, data);
+        facts.put("data", Arrays.toString(data));
         int[] sortedOffsets = new int[buffer.sortedCount()];
         for (int k = 0; k < sortedOffsets.length; k++) {
             sortedOffsets[k] = buffer.sortedOffset(k);

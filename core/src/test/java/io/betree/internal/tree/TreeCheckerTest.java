@@ -364,9 +364,8 @@ class TreeCheckerTest {
 
     private MessageBuffer copy(MessageBuffer original) {
         MessageBuffer out = new MessageBuffer(memory);
-        for (int off : original.orderedOffsets()) {
-            out.appendCopy(original, off);
-        }
+        original.consolidate();
+        out.appendRun(original, 0, original.count());
         return out;
     }
 
