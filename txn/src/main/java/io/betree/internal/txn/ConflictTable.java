@@ -1,17 +1,15 @@
 package io.betree.internal.txn;
 
 import io.betree.internal.txn.spill.CommitRun;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Remembers which keys recent commits wrote, as 64-bit hashes of (index id, key), for first-
- * committer-wins checks. Entries older than every live snapshot are dropped, so the table stays as
- * small as the oldest running transaction allows. A hash collision can only cause a spurious
- * conflict, never a missed one.
+ * committer-wins checks ({@link RecentWrites}). Entries older than every live snapshot go stale,
+ * so the table stays as small as the oldest running transaction allows. A hash collision can only
+ * cause a spurious conflict, never a missed one.
  *
  * <p>A large commit (a transaction that spilled its writes) is kept apart, as its {@link CommitRun}:
  * millions of keys would not fit the heap as entries. It stays while a snapshot that predates it
@@ -22,8 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * under the commit gate.
  */
 final class ConflictTable {
-    private final ConcurrentHashMap<Long, Long> lastCommit = new ConcurrentHashMap<>();
-    private final ArrayDeque<long[]> byCommit = new ArrayDeque<>();
+    private final RecentWrites recent = new RecentWrites();
+    /** The newest commit recorded by {@link #record}, or 0. Written under the commit gate. */
+    private volatile long newestSmall;
     /** Large commits, oldest first; replaced, never modified, so lookups need no lock. */
     private volatile List<LargeCommit> large = List.of();
 
@@ -32,14 +31,24 @@ final class ConflictTable {
 
     /** The newest commit recorded that is not large, or 0. */
     long newestSmallCommit() {
-        long[] newest = byCommit.peekLast();
-        return newest == null ? 0 : newest[0];
+        return newestSmall;
     }
 
-    /** The newest commit that wrote a key hashing to {@code hash}, among the commits not large; or 0. */
+    /**
+     * Whether a commit after {@code snapshotTs} was recorded: if not, no key can conflict, and a
+     * write need not be looked up.
+     */
+    boolean anyCommitAfter(long snapshotTs) {
+        List<LargeCommit> big = large;
+        return newestSmall > snapshotTs || !big.isEmpty() && big.get(big.size() - 1).ts > snapshotTs;
+    }
+
+    /**
+     * The newest commit that wrote a key hashing to {@code hash}, among the commits not large; or
+     * some timestamp at or before the last {@link #prune} horizon (0 included) when none after it did.
+     */
     long lastSmallCommit(long hash) {
-        Long found = lastCommit.get(hash);
-        return found == null ? 0 : found;
+        return recent.get(hash);
     }
 
     /**
@@ -97,22 +106,14 @@ final class ConflictTable {
     /** Records that commit {@code ts} wrote the keys {@code hashes}. Called in commit order. */
     void record(long ts, long[] hashes) {
         for (long h : hashes) {
-            lastCommit.put(h, ts);
+            recent.put(h, ts);
         }
-        long[] entry = new long[hashes.length + 1];
-        entry[0] = ts;
-        System.arraycopy(hashes, 0, entry, 1, hashes.length);
-        byCommit.addLast(entry);
+        newestSmall = ts;
     }
 
     /** Forgets commits at or before {@code horizon}: no live snapshot predates them. */
     void prune(long horizon) {
-        while (!byCommit.isEmpty() && byCommit.peekFirst()[0] <= horizon) {
-            long[] entry = byCommit.pollFirst();
-            for (int i = 1; i < entry.length; i++) {
-                lastCommit.remove(entry[i], entry[0]);
-            }
-        }
+        recent.advanceHorizon(horizon);
         List<LargeCommit> big = large;
         int dropped = 0;
         while (dropped < big.size() && big.get(dropped).ts <= horizon) {

@@ -196,6 +196,9 @@ public final class TransactionManager implements MvccHorizon {
      * snapshot that includes it.
      */
     public boolean conflicts(int indexId, byte[] key, long snapshotTs) {
+        if (!conflicts.anyCommitAfter(snapshotTs)) {
+            return false;
+        }
         long last = conflicts.lastCommit(ConflictTable.hash(indexId, key), indexId, key, snapshotTs, 0);
         if (last <= snapshotTs) {
             return false;
