@@ -215,8 +215,13 @@ public final class Environment implements AutoCloseable {
     // ---- called by Index and Transaction ----
 
     void commit(long snapshotTs, List<WriteOp> ops) {
+        commit(snapshotTs, ops, () -> { });
+    }
+
+    /** As {@link #commit(long, List)}, running {@code whenVisible} once the commit is visible. */
+    void commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
         try {
-            engine.commit(snapshotTs, ops);
+            engine.commit(snapshotTs, ops, whenVisible);
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }

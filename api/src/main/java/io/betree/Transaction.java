@@ -49,6 +49,8 @@ public final class Transaction implements AutoCloseable {
     /** Writes moved off the heap, older than those in {@link #writes}; null until the first move. */
     private SpilledWrites spilled;
     private boolean active = true;
+    /** Whether the snapshot was ended (at commit, or by {@link #finish}). */
+    private boolean snapshotEnded;
 
     Transaction(Environment env, long snapshotTs) {
         this.env = env;
@@ -84,7 +86,9 @@ public final class Transaction implements AutoCloseable {
                     : WriteOp.put(index.id(), index.tree(), key, value)));
         }
         try {
-            env.commit(snapshotTs, ops);
+            // The snapshot ends as soon as the commit is visible, not after the commit has waited
+            // for the flushers: it holds back the horizon meanwhile.
+            env.commit(snapshotTs, ops, this::endSnapshot);
         } finally {
             finish();
         }
@@ -138,6 +142,14 @@ public final class Transaction implements AutoCloseable {
                 s.close();
             }
         } finally {
+            endSnapshot();
+        }
+    }
+
+    /** Ends the snapshot, once: at commit, or when the transaction finishes otherwise. */
+    private void endSnapshot() {
+        if (!snapshotEnded) {
+            snapshotEnded = true;
             env.endSnapshot(snapshotTs);
         }
     }

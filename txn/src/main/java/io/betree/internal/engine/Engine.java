@@ -319,11 +319,19 @@ public final class Engine implements AutoCloseable {
      * @throws BetreeException if logging or applying fails; the engine then refuses further work
      */
     public void commit(long snapshotTs, List<WriteOp> ops) {
+        commit(snapshotTs, ops, () -> { });
+    }
+
+    /**
+     * As {@link #commit(long, List)}, running {@code whenVisible} once the commit is visible, before
+     * the caller may be held back and before the sync ({@link TransactionManager#commit(long, List, Runnable)}).
+     */
+    public void commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
         checkOpen();
         if (ops.isEmpty()) {
             return;
         }
-        logAndSync(() -> txns.commit(snapshotTs, ops));
+        logAndSync(() -> txns.commit(snapshotTs, ops, whenVisible));
     }
 
     /**

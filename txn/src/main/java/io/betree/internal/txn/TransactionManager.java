@@ -222,6 +222,16 @@ public final class TransactionManager implements MvccHorizon {
      * @throws EnvironmentFailedException if an earlier commit was logged but not wholly applied
      */
     public long commit(long snapshotTs, List<WriteOp> ops) {
+        return commit(snapshotTs, ops, () -> { });
+    }
+
+    /**
+     * As {@link #commit(long, List)}, running {@code whenVisible} once the commit is visible and
+     * before the caller may be held back for the flushers: a transaction ends its snapshot there, so
+     * that the time it is held back does not hold back the horizon (which keeps row versions and
+     * the keys of recent commits, {@link ConflictTable}). Not run if the commit does not happen.
+     */
+    public long commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
         long[] hashes = new long[ops.size()];
         List<CommitRecord.Op> logged = new ArrayList<>(ops.size());
         for (int i = 0; i < hashes.length; i++) {
@@ -292,6 +302,7 @@ public final class TransactionManager implements MvccHorizon {
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
         }
+        whenVisible.run();
         // Visible, and out of every tree's turn: waiting for the flushers now delays only this
         // writer, not the commits behind it.
         holdBack(treesOf(byTree));
