@@ -455,7 +455,8 @@ public final class BeTree {
      * nothing is buffered, as flushing could not make it smaller); returns it.
      */
     long noteRootSize(InternalNode root) {
-        long bytes = root.bufferedBytes() == 0 ? 0 : root.size();
+        long buffered = root.bufferedBytes();
+        long bytes = buffered == 0 ? 0 : root.size(buffered);
         rootBytes = bytes;
         return bytes;
     }

@@ -102,7 +102,12 @@ final class InternalNode extends CacheEntry {
 
     /** Serialized size, the figure compared against the node size. */
     long size() {
-        long size = 6 + children.size() * 12L + bufferedBytes();
+        return size(bufferedBytes());
+    }
+
+    /** {@link #size()}, given {@link #bufferedBytes()}. */
+    long size(long bufferedBytes) {
+        long size = 6 + children.size() * 12L + bufferedBytes;
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }

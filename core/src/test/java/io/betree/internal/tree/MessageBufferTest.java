@@ -73,6 +73,67 @@ class MessageBufferTest {
         assertEquals(0, memory.used());
     }
 
+    /**
+     * Messages arriving in key order, in reverse, as several interleaved ascending sequences (the
+     * writes of successive time-series commits), at random, and as sorted runs handed over by a
+     * flush: the runs, the tail and a consolidated buffer all yield (key, msn) order.
+     */
+    @Test
+    void ordersMessagesWhateverOrderTheyArriveIn() {
+        Random rnd = new Random(20261125);
+        NodeMemory memory = new NodeMemory();
+        for (int round = 0; round < 60; round++) {
+            MessageBuffer buffer = new MessageBuffer(memory);
+            MessageBuffer source = new MessageBuffer(memory);
+            List<Message> model = new ArrayList<>();
+            try {
+                int n = 1 + rnd.nextInt(700);
+                int sequences = 1 + rnd.nextInt(5);
+                int pattern = round % 4;
+                long msn = 0;
+                for (int i = 0; i < n; i++) {
+                    int rank = switch (pattern) {
+                        case 0 -> i;
+                        case 1 -> n - i;
+                        case 2 -> (i % sequences) * 100_000 + i / sequences;
+                        default -> rnd.nextInt(n);
+                    };
+                    byte[] key = java.nio.ByteBuffer.allocate(4 + rnd.nextInt(9)).putInt(rank).array();
+                    buffer.append(MessageType.PUT, ++msn, 0L, key, key);
+                    model.add(new Message(key, msn, MessageType.PUT));
+                    if (rnd.nextInt(50) == 0) {
+                        // A flush hands over a sorted slice of a parent's buffer, newer than all so far.
+                        int m = 1 + rnd.nextInt(40);
+                        for (int j = 0; j < m; j++) {
+                            byte[] k = java.nio.ByteBuffer.allocate(4).putInt(rnd.nextInt(n + 1)).array();
+                            source.append(MessageType.PUT, ++msn, 0L, k, k);
+                            model.add(new Message(k, msn, MessageType.PUT));
+                        }
+                        source.consolidate();
+                        buffer.appendRun(source, 0, source.count());
+                        source.release();
+                        source = new MessageBuffer(memory);
+                    }
+                }
+                model.sort((a, b) -> {
+                    int c = Keys.compare(a.key, b.key);
+                    return c != 0 ? c : Long.compare(a.msn, b.msn);
+                });
+                assertArrayEquals(flatten(model), keysAndMsns(buffer, buffer.orderedOffsets()), "round " + round);
+                buffer.consolidate();
+                int[] runs = new int[buffer.sortedCount()];
+                for (int k = 0; k < runs.length; k++) {
+                    runs[k] = buffer.sortedOffset(k);
+                }
+                assertArrayEquals(flatten(model), keysAndMsns(buffer, runs), "round " + round + ", consolidated");
+            } finally {
+                buffer.release();
+                source.release();
+            }
+        }
+        assertEquals(0, memory.used());
+    }
+
     @Test
     void serializeWritesWhatAConsolidatedBufferWrites() {
         Random rnd = new Random(20261123);

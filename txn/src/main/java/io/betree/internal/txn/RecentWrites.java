@@ -24,6 +24,7 @@ import java.lang.invoke.VarHandle;
  */
 final class RecentWrites {
     private static final int MIN_CAPACITY = 1 << 10;
+    private static final int MAX_CAPACITY = 1 << 29;
     private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(long[].class);
     /** The timestamp of a slot whose key is being replaced. */
     private static final long BUSY = -1;
@@ -69,8 +70,7 @@ final class RecentWrites {
                 Thread.onSpinWait();
                 continue;
             }
-            long h = (long) ENTRIES.getOpaque(s.entries, 2 * i);
-            VarHandle.loadLoadFence();
+            long h = (long) ENTRIES.getAcquire(s.entries, 2 * i);
             if ((long) ENTRIES.getAcquire(s.entries, 2 * i + 1) != ts) {
                 continue; // the slot changed while it was read: read it again
             }
@@ -125,8 +125,13 @@ final class RecentWrites {
                 fresh++;
             }
         }
+        if (fresh >= MAX_CAPACITY / 4) {
+            // Some 100 M keys written since the oldest live snapshot began, each a small commit's.
+            throw new IllegalStateException("too many keys written since the oldest live snapshot began ("
+                    + fresh + "): end long-running transactions");
+        }
         int capacity = MIN_CAPACITY;
-        while (capacity < fresh * 4L && capacity < 1 << 29) {
+        while (capacity < fresh * 4L) {
             capacity <<= 1;
         }
         Slots next = new Slots(capacity);

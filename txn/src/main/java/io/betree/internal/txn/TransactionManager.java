@@ -41,7 +41,7 @@ public final class TransactionManager implements MvccHorizon {
     private final TreeMap<Long, Integer> activeSnapshots = new TreeMap<>();
     /** Guarded by the gate. */
     private final ConflictTable conflicts = new ConflictTable();
-    private final ApplyTurns turns = new ApplyTurns();
+    private final ApplyTurns<BeTree> turns = new ApplyTurns<>();
     private final LogRetention retention = new LogRetention();
     /** Large commits being applied now; they wait for the flushers between batches. */
     private final java.util.concurrent.atomic.AtomicInteger largeApplies = new java.util.concurrent.atomic.AtomicInteger();
@@ -297,7 +297,7 @@ public final class TransactionManager implements MvccHorizon {
             throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
                     + ": another transaction committed it after this transaction's snapshot");
         }
-        apply(ts, treesOf(byTree), treeTurns, (t, tree) -> tree.writeAll(byTree.get(t), ts));
+        apply(ts, treesOf(byTree), treeTurns, false, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         watermark.applied(ts);
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
@@ -375,7 +375,7 @@ public final class TransactionManager implements MvccHorizon {
             long commitTs = ts;
             largeApplies.incrementAndGet();
             try {
-                apply(commitTs, touched, treeTurns, (t, tree) -> writerWaitNanos.addAndGet(
+                apply(commitTs, touched, treeTurns, true, (t, tree) -> writerWaitNanos.addAndGet(
                         LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
             } finally {
                 largeApplies.decrementAndGet();
@@ -439,19 +439,18 @@ public final class TransactionManager implements MvccHorizon {
      * Applies a logged commit's writes, each tree in its turn. Every turn is ended, even after a
      * failure, so later commits do not wait forever (they then fail on the unusable tree).
      */
-    private void apply(long ts, List<BeTree> trees, long[] treeTurns, TreeWriter writer) {
+    private void apply(long ts, List<BeTree> trees, long[] treeTurns, boolean large, TreeWriter writer) {
         Throwable failed = null;
         for (int t = 0; t < treeTurns.length; t++) {
             BeTree tree = trees.get(t);
-            turns.await(tree, treeTurns[t]);
+            int treeNumber = t;
+            // After a failure the later turns still run, with nothing to write, so that the
+            // commits behind this one are not left waiting.
+            Runnable writes = failed == null ? () -> writer.write(treeNumber, tree) : () -> { };
             try {
-                if (failed == null) {
-                    writer.write(t, tree);
-                }
+                turns.run(tree, treeTurns[t], writes, large);
             } catch (RuntimeException | Error e) {
                 failed = e;
-            } finally {
-                turns.done(tree, treeTurns[t]);
             }
         }
         if (failed != null) {
