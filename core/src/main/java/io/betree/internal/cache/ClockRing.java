@@ -36,11 +36,12 @@ final class ClockRing implements Iterable<CacheEntry> {
 
     /**
      * The next eviction candidate, or null when every entry is pinned or being written. Entries
-     * kept resident ({@link CacheEntry#keepResident}) are candidates only when no other entry is.
+     * kept resident ({@link CacheEntry#keepResident}) are candidates only when {@code includeKept}
+     * and no other entry is.
      */
-    CacheEntry nextVictim() {
+    CacheEntry nextVictim(boolean includeKept) {
         CacheEntry e = sweep(false);
-        return e != null ? e : sweep(true);
+        return e != null || !includeKept ? e : sweep(true);
     }
 
     private CacheEntry sweep(boolean includeKept) {
@@ -79,10 +80,10 @@ final class ClockRing implements Iterable<CacheEntry> {
         return null;
     }
 
-    /** Whether some entry could be evicted now. */
-    boolean anyEvictable() {
+    /** Whether some entry could be evicted now; entries kept resident count only if {@code includeKept}. */
+    boolean anyEvictable(boolean includeKept) {
         for (CacheEntry e : entries) {
-            if (evictable(e)) {
+            if (evictable(e) && (includeKept || !e.keptResident)) {
                 return true;
             }
         }

@@ -257,7 +257,7 @@ public final class NodeCache {
                 // excess is the pool's share of partly used chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
-                if (heldBytes() > limit && !ring.anyEvictable()) {
+                if (heldBytes() > limit && !ring.anyEvictable(heldBytes() > hardLimitBytes)) {
                     return;
                 }
             } catch (InterruptedException ie) {
@@ -381,9 +381,13 @@ public final class NodeCache {
                 return true;
             }
             // Writers wait past the hard limit: free memory at once where a clean entry allows.
-            CacheEntry victim = heldBytes() > hardLimitBytes ? ring.nextCleanVictim() : null;
+            // Roots are written back only then: a root that writers append to is changed again
+            // before its write-back ends, so it stays in memory anyway, and writers wait while it
+            // is serialized (up to 80 ms per batch in a 30 M-row iiBench).
+            boolean overHardLimit = heldBytes() > hardLimitBytes;
+            CacheEntry victim = overHardLimit ? ring.nextCleanVictim() : null;
             if (victim == null) {
-                victim = ring.nextVictim();
+                victim = ring.nextVictim(overHardLimit);
             }
             if (victim == null) {
                 return false;

@@ -59,16 +59,16 @@ class ClockRingTest {
         Bare pinned = entry(ring, 1, false, false, 1);
         Bare referenced = entry(ring, 2, true, true, 0);
         Bare cold = entry(ring, 3, true, false, 0);
-        assertSame(cold, ring.nextVictim());
+        assertSame(cold, ring.nextVictim(true));
         assertFalse(referenced.referenced, "the hand took its second chance");
-        assertSame(referenced, ring.nextVictim());
+        assertSame(referenced, ring.nextVictim(true));
         ring.remove(referenced);
         ring.remove(cold);
-        assertNull(ring.nextVictim(), "only a pinned entry is left");
-        assertFalse(ring.anyEvictable());
+        assertNull(ring.nextVictim(true), "only a pinned entry is left");
+        assertFalse(ring.anyEvictable(true));
         pinned.setPins(0);
-        assertTrue(ring.anyEvictable());
-        assertSame(pinned, ring.nextVictim());
+        assertTrue(ring.anyEvictable(true));
+        assertSame(pinned, ring.nextVictim(true));
     }
 
     @Test
@@ -84,22 +84,25 @@ class ClockRingTest {
         assertTrue(hotClean.referenced, "a look for a clean victim changes no second chance");
         Bare coldClean = entry(ring, 5, false, false, 0);
         assertSame(coldClean, ring.nextCleanVictim());
-        assertSame(dirty, ring.nextVictim(), "the ordinary sweep still takes dirty entries");
+        assertSame(dirty, ring.nextVictim(true), "the ordinary sweep still takes dirty entries");
     }
 
     @Test
-    void keptResidentGoesOnlyWhenNothingElseCan() {
+    void keptResidentGoesOnlyOverTheHardLimitWhenNothingElseCan() {
         ClockRing ring = new ClockRing();
         Bare root = entry(ring, 1, true, false, 0);
         root.keepResident(true);
         Bare cleanRoot = entry(ring, 2, false, false, 0);
         cleanRoot.keepResident(true);
         Bare hot = entry(ring, 3, true, true, 0);
-        assertSame(hot, ring.nextVictim(), "a referenced entry goes before a cold one kept resident");
+        assertSame(hot, ring.nextVictim(true), "a referenced entry goes before a cold one kept resident");
         assertNull(ring.nextCleanVictim(), "a clean entry kept resident is no clean victim");
         ring.remove(hot);
-        CacheEntry last = ring.nextVictim();
-        assertTrue(last == root || last == cleanRoot, "with nothing else left, kept entries go");
+        assertNull(ring.nextVictim(false), "below the hard limit kept entries stay");
+        assertFalse(ring.anyEvictable(false));
+        assertTrue(ring.anyEvictable(true));
+        CacheEntry last = ring.nextVictim(true);
+        assertTrue(last == root || last == cleanRoot, "with nothing else left, over the hard limit, kept entries go");
         root.keepResident(false);
         cleanRoot.keepResident(false);
         assertSame(cleanRoot, ring.nextCleanVictim(), "the hint withdrawn, it is an ordinary entry again");
@@ -120,6 +123,6 @@ class ClockRingTest {
         }
         assertEquals(2, seen);
         ring.clear();
-        assertNull(ring.nextVictim());
+        assertNull(ring.nextVictim(true));
     }
 }

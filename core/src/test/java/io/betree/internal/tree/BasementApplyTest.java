@@ -1,0 +1,143 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.internal.memory.NodeMemory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Basement#apply} against a model of every key's versions: batches of puts and deletes, few
+ * or many per basement, applied at horizons that lag the commits by random amounts, so that rows
+ * keep their timestamps, lose them, or lose their older versions; after each batch every snapshot
+ * at or after the horizon must read what the model says, and the rows must stay in order (which
+ * {@link Basement#load} checks when the basement's bytes are loaded again).
+ */
+class BasementApplyTest {
+    private static final byte[] ALPHABET = {0x00, 0x01, 0x7f, (byte) 0xff};
+    private static final BlockCompressor NONE = Compressors.create("none");
+
+    /** One version of a key: its commit timestamp and value, null for a delete. */
+    private record Version(long ts, byte[] value) {
+    }
+
+    @Test
+    void appliedBatchesReadAsTheModelAtEverySnapshotFromTheHorizon() {
+        Random rnd = new Random(20261125);
+        NodeMemory memory = new NodeMemory();
+        for (int round = 0; round < 30; round++) {
+            Basement basement = Basement.empty(1, memory, NONE);
+            TreeMap<byte[], List<Version>> model = new TreeMap<>(Keys::compare);
+            long ts = 0;
+            long horizon = 0;
+            try {
+                for (int batch = 0; batch < 40; batch++) {
+                    MessageBuffer messages = new MessageBuffer(memory);
+                    int n = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(400) : 1 + rnd.nextInt(6);
+                    for (int i = 0; i < n; i++) {
+                        byte[] key = rnd.nextInt(3) == 0 && !model.isEmpty() ? existingKey(model, rnd) : randomKey(rnd);
+                        ts++;
+                        boolean delete = rnd.nextInt(5) == 0;
+                        byte[] value = delete ? null : randomValue(rnd);
+                        messages.append(delete ? MessageType.DELETE : MessageType.PUT, ts, 0L, key, value);
+                        model.computeIfAbsent(key, k -> new ArrayList<>()).add(new Version(ts, value));
+                    }
+                    messages.consolidate();
+                    horizon = Math.max(horizon, ts - rnd.nextInt(rnd.nextBoolean() ? 3 : 200));
+                    basement.apply(messages, 0, messages.sortedCount(), horizon);
+                    messages.release();
+                    for (long snapshot = horizon; snapshot <= ts; snapshot += 1 + rnd.nextInt(5)) {
+                        checkReads(basement, model, snapshot, "round " + round + " batch " + batch);
+                    }
+                    checkReads(basement, model, ts, "round " + round + " batch " + batch);
+                }
+                assertRowsInOrder(basement, memory);
+            } finally {
+                basement.releaseMemory();
+            }
+        }
+    }
+
+    @Test
+    void versionsNoSnapshotCanSeeAreDropped() {
+        NodeMemory memory = new NodeMemory();
+        Basement basement = Basement.empty(1, memory, NONE);
+        try {
+            byte[] key = {5};
+            for (long ts = 1; ts <= 3; ts++) {
+                MessageBuffer messages = new MessageBuffer(memory);
+                messages.append(MessageType.PUT, ts, 0L, key, new byte[] {(byte) ts});
+                messages.consolidate();
+                basement.apply(messages, 0, 1, 0);
+                messages.release();
+            }
+            assertEquals(3, basement.count(), "three versions while no snapshot has passed them");
+            // A batch for another key, whose horizon passes every version of key 5: only the newest stays.
+            MessageBuffer messages = new MessageBuffer(memory);
+            messages.append(MessageType.PUT, 4, 0L, new byte[] {9}, new byte[] {1});
+            messages.append(MessageType.DELETE, 4, 0L, new byte[] {1}, null);
+            messages.consolidate();
+            basement.apply(messages, 0, 2, 4);
+            messages.release();
+            assertEquals(2, basement.count());
+            assertArrayEquals(new byte[] {3}, basement.get(key, 4));
+            assertArrayEquals(new byte[] {3}, basement.get(key, 0), "visible to every snapshot now");
+        } finally {
+            basement.releaseMemory();
+        }
+    }
+
+    private static void checkReads(Basement basement, TreeMap<byte[], List<Version>> model, long snapshot,
+            String where) {
+        for (Map.Entry<byte[], List<Version>> e : model.entrySet()) {
+            byte[] expected = null;
+            for (Version v : e.getValue()) {
+                if (v.ts <= snapshot) {
+                    expected = v.value;
+                }
+            }
+            assertArrayEquals(expected, basement.get(e.getKey(), snapshot), where + " snapshot " + snapshot);
+        }
+    }
+
+    /** Serializes the basement and loads it again: loading refuses rows out of (key, newest-first) order. */
+    private static void assertRowsInOrder(Basement basement, NodeMemory memory) {
+        var bytes = memory.allocate(Math.max(16, basement.serializedSizeBound()));
+        basement.serialize(bytes);
+        Basement loaded = Basement.load(2, bytes, memory, NONE);
+        try {
+            assertEquals(basement.count(), loaded.count());
+            assertTrue(loaded.count() >= 0);
+        } finally {
+            loaded.releaseMemory();
+        }
+    }
+
+    private static byte[] existingKey(TreeMap<byte[], List<Version>> model, Random rnd) {
+        byte[] probe = randomKey(rnd);
+        byte[] k = model.ceilingKey(probe);
+        return k != null ? k : model.firstKey();
+    }
+
+    private static byte[] randomKey(Random rnd) {
+        byte[] key = new byte[1 + rnd.nextInt(12)];
+        for (int i = 0; i < key.length; i++) {
+            key[i] = ALPHABET[rnd.nextInt(ALPHABET.length)];
+        }
+        return key;
+    }
+
+    private static byte[] randomValue(Random rnd) {
+        byte[] v = new byte[rnd.nextInt(20)];
+        rnd.nextBytes(v);
+        return v;
+    }
+}
