@@ -34,6 +34,8 @@ public abstract class CacheEntry {
     private volatile int pins;
     volatile boolean dirty;
     boolean referenced;
+    /** Sweeps of the clock hand this entry still survives unreferenced; see {@link #extraSweeps}. Cache lock. */
+    int sweepsLeft;
     /** A hint, like {@code referenced}: see {@link #keepResident}. */
     boolean keptResident;
     long accountedBytes;
@@ -112,6 +114,15 @@ public abstract class CacheEntry {
      */
     public final void keepResident(boolean keep) {
         keptResident = keep;
+    }
+
+    /**
+     * How many more sweeps of the clock hand than a basement this entry survives without being
+     * used: an internal node, read again in full whenever a flush reaches it once evicted, is
+     * worth keeping over the basements that flushes pass through. 0 unless overridden.
+     */
+    protected int extraSweeps() {
+        return 0;
     }
 
     /** Logical block number of this entry. */

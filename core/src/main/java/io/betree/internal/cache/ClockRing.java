@@ -7,12 +7,16 @@ import java.util.List;
 /**
  * The cache's entries in second-chance clock order: a hand sweeps the ring, skipping pinned entries
  * and entries being written, and clearing the referenced bit of the ones it passes, until it finds
- * an entry not referenced since the last sweep. Removal is O(1) (the last entry takes the removed
+ * an entry not referenced since the last sweep; entries that ask for extra sweeps
+ * ({@link CacheEntry#extraSweeps}: internal nodes) are passed that many more times. Removal is O(1) (the last entry takes the removed
  * one's slot), which changes the order a little and costs nothing an eviction needs.
  *
  * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
  */
 final class ClockRing implements Iterable<CacheEntry> {
+    /** The most extra sweeps an entry may ask for ({@link CacheEntry#extraSweeps}). */
+    static final int MAX_EXTRA_SWEEPS = 3;
+
     private final List<CacheEntry> entries = new ArrayList<>();
     private int hand;
 
@@ -45,7 +49,7 @@ final class ClockRing implements Iterable<CacheEntry> {
     }
 
     private CacheEntry sweep(boolean includeKept) {
-        for (int seen = 0; seen < 2 * entries.size() + 2 && !entries.isEmpty(); seen++) {
+        for (int seen = 0; seen < (MAX_EXTRA_SWEEPS + 2) * entries.size() + 2 && !entries.isEmpty(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
@@ -55,6 +59,11 @@ final class ClockRing implements Iterable<CacheEntry> {
             }
             if (e.referenced) {
                 e.referenced = false;
+                e.sweepsLeft = Math.min(MAX_EXTRA_SWEEPS, e.extraSweeps());
+                continue;
+            }
+            if (e.sweepsLeft > 0) {
+                e.sweepsLeft--;
                 continue;
             }
             return e;

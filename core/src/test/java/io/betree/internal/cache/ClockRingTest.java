@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class ClockRingTest {
 
     /** An entry with nothing in it: the ring looks only at its flags and pins. */
-    private static final class Bare extends CacheEntry {
+    private static class Bare extends CacheEntry {
         Bare(long block) {
             super(block);
         }
@@ -106,6 +106,34 @@ class ClockRingTest {
         root.keepResident(false);
         cleanRoot.keepResident(false);
         assertSame(cleanRoot, ring.nextCleanVictim(), "the hint withdrawn, it is an ordinary entry again");
+    }
+
+    /** As an internal node: asks for two extra sweeps. */
+    private static final class Sticky extends Bare {
+        Sticky(long block) {
+            super(block);
+        }
+
+        @Override
+        protected int extraSweeps() {
+            return 2;
+        }
+    }
+
+    @Test
+    void entriesAskingForExtraSweepsOutlastOthers() {
+        ClockRing ring = new ClockRing();
+        Sticky internal = new Sticky(1);
+        internal.referenced = true;
+        ring.add(internal);
+        Bare basement = entry(ring, 2, false, true, 0);
+        // Both used once, neither removed (as if pinned again before eviction): the hand offers
+        // the basement on its first two rounds and the internal node only on the third.
+        assertSame(basement, ring.nextVictim(true));
+        assertSame(basement, ring.nextVictim(true));
+        assertSame(internal, ring.nextVictim(true));
+        internal.referenced = true;
+        assertSame(basement, ring.nextVictim(true), "used again, it starts over");
     }
 
     @Test
