@@ -279,7 +279,7 @@ public final class Basement extends CacheEntry {
                 copyRows(rows, e, lb);
                 e = lb;
                 int mEnd = m + 1;
-                while (mEnd < to && messages.compareKeys(moff, messages.sortedOffset(mEnd)) == 0) {
+                while (mEnd < to && messages.sameKeyAt(m, mEnd)) {
                     mEnd++;
                 }
                 int eEnd = e < count && compareRowKey(e, md, keyOff, keyLength) == 0 ? keyEnd(e) : e;

@@ -364,6 +364,15 @@ public final class MessageBuffer {
         runEnds[runs - 1] = c;
     }
 
+    /**
+     * Whether the messages at index positions {@code a} and {@code b} have the same key: their
+     * prefixes first, so that neighbours with different keys are told apart without reading
+     * {@code data}.
+     */
+    boolean sameKeyAt(int a, int b) {
+        return prefixAt(a) == prefixAt(b) && prefix2At(a) == prefix2At(b) && compareKeys(offsetAt(a), offsetAt(b)) == 0;
+    }
+
     /** Compares two messages of this buffer by (key, msn). */
     int compareMessages(int a, int b) {
         int c = Keys.compare(dataView, a + HEADER, keyLength(a), dataView, b + HEADER, keyLength(b));
