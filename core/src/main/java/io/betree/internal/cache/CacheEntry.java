@@ -106,7 +106,8 @@ public abstract class CacheEntry {
     }
 
     /**
-     * Asks the cache to evict this entry only when no other entry can go: for an entry that nearly
+     * Asks the cache to evict this entry only when it is past its hard limit and no other entry
+     * can go: for an entry that nearly
      * every write changes (a tree's root, whose buffers take the writes). Clock order alone evicted
      * such roots several times a second when the cache held little more than them, and each
      * eviction wrote the root's megabytes of messages out to read them back at the next commit.

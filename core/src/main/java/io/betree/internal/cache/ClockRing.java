@@ -8,7 +8,8 @@ import java.util.List;
  * The cache's entries in second-chance clock order: a hand sweeps the ring, skipping pinned entries
  * and entries being written, and clearing the referenced bit of the ones it passes, until it finds
  * an entry not referenced since the last sweep; entries that ask for extra sweeps
- * ({@link CacheEntry#extraSweeps}: internal nodes) are passed that many more times. Removal is O(1) (the last entry takes the removed
+ * ({@link CacheEntry#extraSweeps}: internal nodes) are passed that many more times. Removal is
+ * O(1) (the last entry takes the removed
  * one's slot), which changes the order a little and costs nothing an eviction needs.
  *
  * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
@@ -39,9 +40,10 @@ final class ClockRing implements Iterable<CacheEntry> {
     }
 
     /**
-     * The next eviction candidate, or null when every entry is pinned or being written. Entries
-     * kept resident ({@link CacheEntry#keepResident}) are candidates only when {@code includeKept}
-     * and no other entry is.
+     * The next eviction candidate, or null when every entry is pinned, being written, or kept
+     * resident while {@code includeKept} is false. Entries kept resident
+     * ({@link CacheEntry#keepResident}) are candidates only when {@code includeKept} and no other
+     * entry is.
      */
     CacheEntry nextVictim(boolean includeKept) {
         CacheEntry e = sweep(false);
@@ -74,7 +76,9 @@ final class ClockRing implements Iterable<CacheEntry> {
     /**
      * The first clean entry not referenced since the hand last passed, looking once round the ring
      * and changing no referenced bit; null when there is none. Dropping a clean entry frees its
-     * memory at once, where a dirty one is compressed and written first.
+     * memory at once, where a dirty one is compressed and written first. Extra sweeps are not
+     * honoured here: the cache asks only when writers wait past its hard limit, and then a clean
+     * internal node frees the most memory soonest.
      */
     CacheEntry nextCleanVictim() {
         for (int seen = 0; seen < entries.size(); seen++) {

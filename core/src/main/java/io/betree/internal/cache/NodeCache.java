@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Thread-safe. An entry returned by {@link #pin} stays in memory until the matching
  * {@link #unpin}; between the two the caller may read it, and may change it when it holds the
  * owning index's write lock. Pinned entries are never evicted, so the budget can be exceeded by
- * at most what is pinned at once (a few root-to-leaf paths).
+ * at most what is pinned at once (a few root-to-leaf paths); roots, kept resident, are evicted
+ * only past the hard limit (the budget plus a quarter).
  *
  * <p>Pinning a cached entry and unpinning take no lock: the map is concurrent and the pin count is
  * changed by compare-and-set. Whoever must have an entry to itself (the evictor removing or
@@ -253,8 +254,9 @@ public final class NodeCache {
                 // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
                 requestEviction();
                 roomMade.await(10, TimeUnit.MILLISECONDS);
-                // Whether woken or timed out: with nothing left to evict (everything pinned, or the
-                // excess is the pool's share of partly used chunks, which eviction cannot free),
+                // Whether woken or timed out: with nothing left to evict (everything pinned, only
+                // roots left below the hard limit, or the excess is the pool's share of partly used
+                // chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
                 if (heldBytes() > limit && !ring.anyEvictable(heldBytes() > hardLimitBytes)) {
@@ -351,8 +353,8 @@ public final class NodeCache {
      * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
      * serialized, compressed and written outside the lock; it leaves the cache only if nobody
      * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work left it queues itself
-     * again, behind other caches' tasks. When nothing can be evicted now (everything pinned) it
-     * ends; a writer still short of room asks again.
+     * again, behind other caches' tasks. When nothing can be evicted now (everything pinned, or
+     * only roots left below the hard limit) it ends; a writer still short of room asks again.
      */
     private void evictTask() {
         boolean yielded = false;

@@ -2,6 +2,7 @@ package io.betree.internal.cache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -132,8 +133,36 @@ class ClockRingTest {
         assertSame(basement, ring.nextVictim(true));
         assertSame(basement, ring.nextVictim(true));
         assertSame(internal, ring.nextVictim(true));
+        // Used again, its sweeps start over: the basement is offered four more times first
+        // (without the reference the internal node would come right after one of them).
         internal.referenced = true;
-        assertSame(basement, ring.nextVictim(true), "used again, it starts over");
+        for (int round = 0; round < 4; round++) {
+            assertSame(basement, ring.nextVictim(true), "round " + round);
+        }
+        assertSame(internal, ring.nextVictim(true));
+    }
+
+    @Test
+    void aRingOfInternalNodesStillYieldsAVictim() {
+        ClockRing ring = new ClockRing();
+        for (int block = 1; block <= 3; block++) {
+            Sticky e = new Sticky(block);
+            e.referenced = true;
+            ring.add(e);
+        }
+        assertNotNull(ring.nextVictim(false), "every entry referenced and asking for extra sweeps");
+    }
+
+    @Test
+    void belowTheHardLimitOrdinaryEntriesGoAndKeptOnesStay() {
+        ClockRing ring = new ClockRing();
+        Bare root = entry(ring, 1, true, false, 0);
+        root.keepResident(true);
+        Bare leaf = entry(ring, 2, true, true, 0);
+        assertSame(leaf, ring.nextVictim(false));
+        ring.remove(leaf);
+        assertNull(ring.nextVictim(false));
+        assertSame(root, ring.nextVictim(true));
     }
 
     @Test
