@@ -3,10 +3,10 @@ package io.betree.internal.tree;
 /**
  * Sorts the offsets of a message buffer's unsorted tail by (key, msn) without boxing: each offset
  * travels with its key's first 16 bytes (two longs), which decide most comparisons, and only
- * offsets whose prefixes tie ask the buffer to compare full keys. A natural merge sort over primitive arrays:
- * the ascending runs already there are found first and merged pairwise, so a tail that arrived in
- * order costs one comparison per message, and one made of two commits' writes in key order (a
- * time series, a stream processor's windows) one merge pass. Sorting boxed offsets with a
+ * offsets whose prefixes tie ask the buffer to compare full keys. A natural merge sort over
+ * primitive arrays: the ascending runs already there are found first and merged pairwise, so a
+ * tail that arrived in order costs one comparison per message, and one made of two commits'
+ * writes in key order (a time series, a stream processor's windows) one merge pass. Sorting boxed offsets with a
  * comparator that always read both keys from the buffer was a sixth of a writer's time in an
  * iiBench load; a bottom-up sort that ignored order already there was most of a time-series
  * writer's sorting.

@@ -297,7 +297,8 @@ public final class TransactionManager implements MvccHorizon {
             throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
                     + ": another transaction committed it after this transaction's snapshot");
         }
-        apply(ts, treesOf(byTree), treeTurns, false, (t, tree) -> tree.writeAll(byTree.get(t), ts));
+        List<BeTree> trees = treesOf(byTree);
+        apply(trees, treeTurns, false, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         watermark.applied(ts);
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
@@ -305,7 +306,7 @@ public final class TransactionManager implements MvccHorizon {
         whenVisible.run();
         // Visible, and out of every tree's turn: waiting for the flushers now delays only this
         // writer, not the commits behind it.
-        holdBack(treesOf(byTree));
+        holdBack(trees);
         return position;
     }
 
@@ -375,7 +376,7 @@ public final class TransactionManager implements MvccHorizon {
             long commitTs = ts;
             largeApplies.incrementAndGet();
             try {
-                apply(commitTs, touched, treeTurns, true, (t, tree) -> writerWaitNanos.addAndGet(
+                apply(touched, treeTurns, true, (t, tree) -> writerWaitNanos.addAndGet(
                         LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
             } finally {
                 largeApplies.decrementAndGet();
@@ -439,7 +440,7 @@ public final class TransactionManager implements MvccHorizon {
      * Applies a logged commit's writes, each tree in its turn. Every turn is ended, even after a
      * failure, so later commits do not wait forever (they then fail on the unusable tree).
      */
-    private void apply(long ts, List<BeTree> trees, long[] treeTurns, boolean large, TreeWriter writer) {
+    private void apply(List<BeTree> trees, long[] treeTurns, boolean large, TreeWriter writer) {
         Throwable failed = null;
         for (int t = 0; t < treeTurns.length; t++) {
             BeTree tree = trees.get(t);
