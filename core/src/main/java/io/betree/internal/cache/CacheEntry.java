@@ -45,7 +45,10 @@ public abstract class CacheEntry {
     volatile boolean checkpointPending;
     /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */
     volatile long version;
-    /** The evictor is writing an image of this entry (outside the cache lock). */
+    /**
+     * An image of this entry is being taken or written outside the cache lock: by the evictor
+     * (until the write ends), or for a checkpoint (while it is serialized, the entry claimed).
+     */
     boolean writing;
 
     private static final int CLAIMED = -1;

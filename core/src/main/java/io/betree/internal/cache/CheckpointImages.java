@@ -23,9 +23,11 @@ final class CheckpointImages {
     private final ArrayDeque<Image> captured = new ArrayDeque<>();
     private final List<CacheEntry> owed = new ArrayList<>();
     private int cursor;
+    private long generation;
 
     /** Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now. */
     void begin(Iterable<CacheEntry> entries) {
+        generation++;
         owed.clear();
         cursor = 0;
         for (CacheEntry e : entries) {
@@ -44,20 +46,40 @@ final class CheckpointImages {
         }
     }
 
-    /**
-     * The next image to write: a captured one first, else the next owed entry nobody has taken,
-     * serialized now; null when none is left to take here.
-     */
-    Image next(Function<CacheEntry, ByteBuf> serializer) {
-        Image image = captured.pollFirst();
-        while (image == null && cursor < owed.size()) {
+    /** Keeps an image copied outside the cache lock for the checkpoint in progress. */
+    void addCaptured(Image image) {
+        captured.addLast(image);
+    }
+
+    /** The next image copied by a pinner and not yet written, or null. */
+    Image nextCaptured() {
+        return captured.pollFirst();
+    }
+
+    /** The next owed entry whose image nobody has taken yet, or null when none is left. */
+    CacheEntry nextOwed() {
+        while (cursor < owed.size()) {
             CacheEntry e = owed.get(cursor++);
             if (e.checkpointPending) {
-                image = new Image(e, e.version, serializer.apply(e));
-                e.checkpointPending = false;
+                return e;
             }
         }
+        return null;
+    }
+
+    /** Takes the image of owed entry {@code e} now. */
+    Image take(CacheEntry e, Function<CacheEntry, ByteBuf> serializer) {
+        Image image = new Image(e, e.version, serializer.apply(e));
+        e.checkpointPending = false;
         return image;
+    }
+
+    /**
+     * Counts checkpoints begun and abandoned: an image copied outside the lock is kept only if the
+     * count is unchanged when it is done, so it never goes to a later checkpoint.
+     */
+    long generation() {
+        return generation;
     }
 
     /** Looks through the owed entries again: a failed write-back handed one back, marked. */
@@ -73,6 +95,7 @@ final class CheckpointImages {
 
     /** Drops every mark among {@code entries}, and the images copied so far. */
     void clear(Iterable<CacheEntry> entries, NodeMemory memory) {
+        generation++;
         for (CacheEntry e : entries) {
             e.checkpointPending = false;
         }

@@ -27,9 +27,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * serializing it, a checkpoint marking it clean) <em>claims</em> it, which only succeeds while it
  * is unpinned and makes lock-free pins fail over to the locked path until the claim ends; an entry
  * that left the cache stays claimed for good. Claims are taken and ended under the cache's lock
- * within one hold of it, except the evictor's while it serializes a victim, for which the locked
- * path waits. A pinner that finds the entry owed to a checkpoint also takes the locked path, which
- * copies the image first. This is safe because whoever changes an entry holds its tree's lock from
+ * within one hold of it, except while an image is serialized (by the evictor, or for a checkpoint),
+ * for which the locked path waits. A pinner that finds the entry owed to a checkpoint also takes
+ * the locked path, which copies the image first. This is safe because whoever changes an entry holds its tree's lock from
  * before the pin until after the unpin, and a checkpoint marks entries only while it holds every
  * tree's lock.
  */
@@ -48,12 +48,12 @@ public final class NodeCache {
     /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
     private final long hardLimitBytes;
     private final Condition roomMade = lock.newCondition();
-    /** Signalled when the evictor ends a claim it held with the lock released (see {@link #writeOut}). */
+    /** Signalled when a claim held with the lock released ends (see {@link #writeOut}). */
     private final Condition claimEnded = lock.newCondition();
     /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
     private boolean evictionScheduled;
     private boolean stopping;
-    /** Checkpoint images the evictor is writing now; the checkpoint must not finish before them. */
+    /** Checkpoint images the evictor is writing or pinners copying now; the checkpoint must not finish before them. */
     private int checkpointWritesInFlight;
     private RuntimeException evictionFailure;
     private long evictions;
@@ -90,6 +90,10 @@ public final class NodeCache {
         lock.lock();
         try {
             CacheEntry e = pinnableEntry(blockNumber);
+            while (e != null && e.checkpointPending && !e.writing && e.claim()) {
+                captureOutsideLock(e);
+                e = pinnableEntry(blockNumber);
+            }
             if (e != null) {
                 captureIfPending(e);
                 pinLocked(e);
@@ -118,8 +122,8 @@ public final class NodeCache {
     }
 
     /**
-     * Lock held: the cached entry of {@code blockNumber}, or null; waits first while the evictor
-     * serializes it, the one claim held with the lock released.
+     * Lock held: the cached entry of {@code blockNumber}, or null; waits first while its image is
+     * serialized, the one claim held with the lock released.
      */
     private CacheEntry pinnableEntry(long blockNumber) {
         CacheEntry e = entries.get(blockNumber);
@@ -132,7 +136,7 @@ public final class NodeCache {
 
     /**
      * Lock held: pins an entry of the map, which nobody can have claimed outside the lock except
-     * the evictor while it serializes, which {@link #pinnableEntry} waits out.
+     * to serialize it, which {@link #pinnableEntry} waits out.
      */
     private static void pinLocked(CacheEntry e) {
         if (!e.tryPin()) {
@@ -325,7 +329,7 @@ public final class NodeCache {
         e.releaseMemory();
     }
 
-    /** Waits while the evictor writes {@code e}: a block must not be freed under a write. Lock held. */
+    /** Waits while an image of {@code e} is taken or written: a block must not be freed under it. Lock held. */
     private void awaitNotWriting(CacheEntry e) {
         while (e.writing) {
             roomMade.awaitUninterruptibly();
@@ -510,6 +514,53 @@ public final class NodeCache {
     }
 
     /**
+     * Lock held, {@code e} claimed and owed to the checkpoint: copies its image for the checkpoint
+     * with the lock released, as {@link #writeOut} does (an internal node with full buffers takes
+     * tens of milliseconds, which every pin on the locked path would otherwise wait), then ends
+     * the claim. Counted as a checkpoint write in flight, so that the checkpoint waits for it.
+     */
+    private void captureOutsideLock(CacheEntry e) {
+        long generation = checkpoint.generation();
+        checkpointWritesInFlight++;
+        try {
+            CheckpointImages.Image image = takeImageOutsideLock(e);
+            if (checkpoint.generation() == generation) {
+                checkpoint.addCaptured(image);
+            } else {
+                memory.release(image.bytes()); // the checkpoint it was for has been abandoned
+            }
+        } finally {
+            checkpointWritesInFlight--;
+            roomMade.signalAll();
+        }
+    }
+
+    /**
+     * Lock held, {@code e} claimed and owed to the checkpoint: takes its image with the lock
+     * released and ends the claim, the lock held again. Pinners on the locked path wait meanwhile
+     * ({@link #pinnableEntry}); if serializing fails, the entry stays owed.
+     */
+    private CheckpointImages.Image takeImageOutsideLock(CacheEntry e) {
+        long version = e.version;
+        e.checkpointPending = false;
+        e.writing = true;
+        boolean taken = false;
+        lock.unlock();
+        try {
+            ByteBuf bytes = serialize(e);
+            taken = true;
+            return new CheckpointImages.Image(e, version, bytes);
+        } finally {
+            lock.lock();
+            e.writing = false;
+            e.checkpointPending = !taken;
+            e.unclaim();
+            claimEnded.signalAll();
+            roomMade.signalAll();
+        }
+    }
+
+    /**
      * Marks every dirty entry as owed to the checkpoint that storage has just begun. The
      * caller holds every index's write lock, so no entry is half-modified.
      */
@@ -525,8 +576,8 @@ public final class NodeCache {
     /**
      * Writes the checkpoint image of every entry marked by {@link #beginCheckpoint()} while writers
      * go on. An entry a writer pins first is copied in memory at that moment (the copy is written
-     * here); the others are serialized here, one at a time under the cache lock, and compressed
-     * and written outside it.
+     * here); the others are serialized here, one at a time. Both copy with the entry claimed and
+     * the cache lock released where the entry is not pinned, so other pins and the evictor go on.
      */
     public void writeCheckpointImages() {
         while (true) {
@@ -534,7 +585,16 @@ public final class NodeCache {
             lock.lock();
             try {
                 while (true) {
-                    image = checkpoint.next(this::serialize);
+                    image = checkpoint.nextCaptured();
+                    if (image == null) {
+                        CacheEntry owed = checkpoint.nextOwed();
+                        if (owed != null) {
+                            // Pinned (by readers) or being written back: copied under the lock.
+                            image = !owed.writing && owed.claim() ? takeImageOutsideLock(owed)
+                                    : checkpoint.take(owed, this::serialize);
+                            break;
+                        }
+                    }
                     if (image != null || checkpointWritesInFlight == 0) {
                         break;
                     }

@@ -53,6 +53,8 @@ public final class BeTree {
     final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     /** Package access for {@link RootFlusher} only. */
     final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
+    /** Closed while a checkpoint pauses flushes; package access for {@link RootFlusher} only. */
+    final FlushGate flushGate = new FlushGate();
     private final Reshaper reshaper;
     private final RootFlusher flusher;
     private final FailureListener failures;
@@ -122,7 +124,20 @@ public final class BeTree {
      * in list order, so callers that pause overlapping sets must list them in the same order.
      */
     public static <T> T withFlushesPaused(List<BeTree> trees, Supplier<T> action) {
-        return withFlushesPaused(trees, 0, action);
+        // Every tree's gate first, so that waiting for one tree's step in progress does not let
+        // the others start new ones.
+        int closed = 0;
+        try {
+            for (BeTree tree : trees) {
+                tree.flushGate.close();
+                closed++;
+            }
+            return withFlushesPaused(trees, 0, action);
+        } finally {
+            for (int i = 0; i < closed; i++) {
+                trees.get(i).flushGate.open();
+            }
+        }
     }
 
     private static <T> T withFlushesPaused(List<BeTree> trees, int from, Supplier<T> action) {

@@ -87,6 +87,7 @@ final class RootFlusher {
     boolean flushStep(byte[] toward) {
         boolean overSize;
         store.awaitBudget();
+        tree.flushGate.awaitOpen();
         tree.structure.writeLock().lock();
         try {
             if (!tree.usable()) {

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * locks (as trees do), readers check them, a checkpointer marks and writes images, and a budget of
  * a tenth of the blocks (less than the hot ones) keeps the evictor busy. Every block is a run of equal 8-byte words holding
  * its change count, so a torn copy (an image taken while a writer was half-way) or a lost change
- * (a dirty entry dropped or marked clean) shows.
+ * (a dirty entry dropped or marked clean) shows, and so does a checkpoint image of any other state
+ * than the block's when the checkpoint began.
  */
 class NodeCacheConcurrencyTest {
     private static final int BLOCKS = 1000;
@@ -91,17 +92,24 @@ class NodeCacheConcurrencyTest {
         Thread checkpointer = new Thread(() -> {
             while (!stop.get() && failures.isEmpty()) {
                 try {
+                    long[] atBegin = new long[BLOCKS];
                     for (ReentrantReadWriteLock l : locks) {
                         l.writeLock().lock();
                     }
                     try {
+                        store.checkpointImages.clear();
                         cache.beginCheckpoint();
+                        for (int b = 0; b < BLOCKS; b++) {
+                            atBegin[b] = changes.get(b);
+                        }
                     } finally {
                         for (ReentrantReadWriteLock l : locks) {
                             l.writeLock().unlock();
                         }
                     }
                     cache.writeCheckpointImages();
+                    store.checkpointImages.forEach((b, count) -> assertEquals(atBegin[(int) (long) b], count,
+                            "checkpoint image of block " + b + " is its state when the checkpoint began"));
                 } catch (Throwable e) {
                     failures.add(e);
                 }
@@ -216,6 +224,8 @@ class NodeCacheConcurrencyTest {
      */
     static final class Store implements BackingStore {
         final ConcurrentHashMap<Long, byte[]> images = new ConcurrentHashMap<>();
+        /** The count in each image written for the checkpoint in progress. */
+        final ConcurrentHashMap<Long, Long> checkpointImages = new ConcurrentHashMap<>();
         final NodeMemory memory;
         volatile int tornImages;
 
@@ -246,6 +256,10 @@ class NodeCacheConcurrencyTest {
             images.merge(blockNumber, bytes, (old, now) -> count(now) >= count(old) ? now : old);
         }
 
+        static long count(ByteBuf image) {
+            return image.getLong(image.readerIndex());
+        }
+
         static long count(byte[] image) {
             long v = 0;
             for (int i = 0; i < 8; i++) {
@@ -256,6 +270,10 @@ class NodeCacheConcurrencyTest {
 
         @Override
         public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            Long previous = checkpointImages.put(blockNumber, count(image));
+            if (previous != null) {
+                throw new AssertionError("block " + blockNumber + " got two images for one checkpoint");
+            }
             writeBack(blockNumber, image, codec); // one version per block: every image is current
             return true;
         }
