@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * itself, for bookkeeping only, and no caller holds it, so each such method is one atomic step;
  * compression, checksums and block I/O run in {@link BlockFile} between such steps.
  * {@link #runCheckpoint} writes the table and header with the lock released, between a step that
- * captures the checkpoint and one that installs or abandons it. The one I/O done under the lock is
+ * captures the checkpoint and one that installs or abandons it; installing releases the previous
+ * checkpoint's extents in batches, a step each. The one I/O done under the lock is
  * the truncation of a free tail in {@link #completeCheckpoint}: released, a writer could append past
  * the new end and lose its block to the truncation. Callers serialize {@link #runCheckpoint}
  * themselves ({@link BlockFile}'s checkpoint lock, always taken before this one).
@@ -27,6 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class TableSet {
 
     private static final int TABLE_SCRATCH_SIZE = 1 << 20;
+    /** Extents a completed checkpoint releases per hold of the lock (see {@link #completeCheckpoint}). */
+    private static final int RELEASES_PER_HOLD = 256;
 
     /**
      * Where the current version of a block lives, and the allocator's release count when that was
@@ -430,19 +433,26 @@ final class TableSet {
         table.releaseHeldNumbers();
     }
 
-    /** Installs a durable checkpoint: releases what only its predecessor referenced, then trims the tail. */
+    /**
+     * Installs a durable checkpoint: releases what only its predecessor referenced, then trims the
+     * tail. The extents to release are found in one step and released in others, a batch per hold
+     * of the lock: released one by one in a single hold, the tens of thousands of a large file's
+     * checkpoint held every block read and write up to 40 ms. Nothing can reference them meanwhile
+     * (they are not free, so not handed out again), so they are merely unavailable for a moment.
+     */
     private void completeCheckpoint(TableSnapshot snapshot, long tableOffset, long tableLength, long sequence,
             int slot, ByteBuffer root) {
+        FreedExtents freed = new FreedExtents();
         lock.lock();
         try {
             TableSnapshot previous = durable;
             for (int b = 0; b < previous.size(); b++) {
                 long offset = previous.offsets()[b];
                 if (isExtent(offset) && offset != snapshot.offset(b) && offset != table.offset(b)) {
-                    allocator.release(offset, previous.lengths()[b]);
+                    freed.add(offset, previous.lengths()[b]);
                 }
             }
-            allocator.release(durableTableOffset, durableTableLength);
+            freed.add(durableTableOffset, durableTableLength);
             durable = snapshot;
             inProgress = null;
             table.releaseHeldNumbers();
@@ -451,6 +461,20 @@ final class TableSet {
             durableSlot = slot;
             durableSequence = sequence;
             rootRecord = root;
+        } finally {
+            lock.unlock();
+        }
+        freed.coalesce();
+        for (int from = 0; from < freed.size(); from += RELEASES_PER_HOLD) {
+            lock.lock();
+            try {
+                freed.releaseTo(allocator, from, Math.min(freed.size(), from + RELEASES_PER_HOLD));
+            } finally {
+                lock.unlock();
+            }
+        }
+        lock.lock();
+        try {
             long end = allocator.trimTail();
             try {
                 if (file.size() > end) {
