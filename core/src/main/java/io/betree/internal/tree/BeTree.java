@@ -26,14 +26,18 @@ import java.util.function.Supplier;
  * heaviest buffers down while writers go on appending. When the flushers fall behind, committed
  * writers are slowed, then stopped, until they catch up ({@link #holdWritersBack}).
  *
- * <p>Thread-safe. Three locks, always taken in this order: {@code writers} serializes writes (the
- * commit pipeline already applies one commit at a time per tree); {@code structure} is shared by
- * readers and held exclusively by whatever changes nodes below the root (a flush step, a
- * sequential append, a root replacement); {@code rootLatch} guards the root node's contents and
- * {@code rootBlock}, so that a writer appending to the root and a flush working below it do not
- * wait for each other ({@link RootFlusher}). A writer never waits for the structure lock (it
- * tries it, and appends to the root when it is taken), so that a checkpoint may hold the lock while
- * it waits for commits in progress ({@link #withFlushesPaused}). Nodes are pinned while in use and unpinned before a method returns. After a
+ * <p>Thread-safe. Four kinds of lock, always taken in this order: {@code writers} serializes writes
+ * (the commit pipeline already applies one commit at a time per tree); {@code structure} is shared
+ * by readers and flush steps, and held exclusively by whatever changes the root's child list or
+ * nodes on more than one of its subtrees (a split or merge of the root's child, a sequential
+ * append, a root replacement, a checkpoint); the {@code subtrees} latches ({@link SubtreeLatches}),
+ * one per child of the root, shared by readers below the root and held exclusively by the flush
+ * step working in that subtree, so that steps in different subtrees run at once and reads wait only
+ * for a step in their own; {@code rootLatch} guards the root node's buffers and {@code rootBlock},
+ * so that a writer appending to the root and a flush working below it do not wait for each other
+ * ({@link RootFlusher}). A writer never waits for the structure lock (it tries it, and appends to
+ * the root when it is taken), so that a checkpoint may hold the lock while it waits for commits in
+ * progress ({@link #withFlushesPaused}). Nodes are pinned while in use and unpinned before a method returns. After a
  * failure in the middle of a write or a flush (an I/O error while evicting, say) the in-memory tree
  * may be inconsistent, so the tree tells its {@link FailureListener} and refuses further use until
  * the environment is reopened.
@@ -51,6 +55,8 @@ public final class BeTree {
     private final ReentrantLock writers = new ReentrantLock();
     /** Package access for {@link RootFlusher} only. */
     final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
+    /** Package access for {@link RootFlusher} only. */
+    final SubtreeLatches subtrees = new SubtreeLatches();
     /** Package access for {@link RootFlusher} only. */
     final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
     /** Closed while a checkpoint pauses flushes; package access for {@link RootFlusher} only. */
@@ -247,27 +253,54 @@ public final class BeTree {
         }
     }
 
+    /** Structure lock held shared. */
     private byte[] lookup(byte[] key, long snapshotTs) {
-        CacheEntry node;
+        InternalNode root;
+        int i;
         rootLatch.readLock().lock();
         try {
             // The root's buffers change under writers: read the root's answer under the latch,
-            // then go on below it with only the structure lock.
-            InternalNode root = store.pinRoot(rootBlock);
+            // then go on below it with the structure lock and the subtree's latch. A flush step
+            // that takes the buffer out meanwhile holds that latch until the messages are below.
+            root = store.pinRoot(rootBlock);
+            boolean answered = true;
             try {
-                int i = root.childFor(key);
+                i = root.childFor(key);
                 MessageBuffer buffer = root.buffers.get(i);
                 int off = buffer.findNewest(key, snapshotTs);
                 if (off >= 0) {
                     return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
                 }
-                node = store.pinChild(root, i);
+                answered = false;
             } finally {
-                store.unpin(root, false);
+                if (answered) {
+                    store.unpin(root, false); // found, or failed: the root's pin ends here
+                }
             }
         } finally {
             rootLatch.readLock().unlock();
         }
+        // The root's child list is fixed while the structure lock is held.
+        long subtree = root.children.get(i);
+        subtrees.lockShared(subtree);
+        try {
+            CacheEntry node;
+            try {
+                node = store.pinChild(root, i);
+            } finally {
+                store.unpin(root, false);
+            }
+            return lookupBelowRoot(node, key, snapshotTs);
+        } finally {
+            subtrees.unlockShared(subtree);
+        }
+    }
+
+    /**
+     * Structure lock and the subtree's latch held shared: the answer at or below the pinned
+     * {@code node}, which it unpins.
+     */
+    private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs) {
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
@@ -359,16 +392,15 @@ public final class BeTree {
 
     /** Writers lock held: appends the messages, run by run; returns the root's size afterwards. */
     private long applyWrites(List<? extends TreeWrite> writes, long msn) {
-        if (!maxKeyKnown && structure.readLock().tryLock()) {
+        if (!maxKeyKnown && structure.writeLock().tryLock()) {
             // Never waits for the structure lock: a checkpoint may hold it while it waits for this
             // commit to be applied. Until the largest key is known, every write goes to the root.
-            rootLatch.readLock().lock();
+            // Exclusive, since the search may pass through several subtrees.
             try {
                 maxKey = reshaper.maxKey(rootBlock);
                 maxKeyKnown = true;
             } finally {
-                rootLatch.readLock().unlock();
-                structure.readLock().unlock();
+                structure.writeLock().unlock();
             }
         }
         long rootSize = rootBytes;
@@ -461,6 +493,21 @@ public final class BeTree {
         }
     }
 
+    /** Structure lock held shared: the block of the root's child whose subtree holds {@code key}. */
+    private long subtreeFor(byte[] key) {
+        rootLatch.readLock().lock();
+        try {
+            InternalNode root = store.pinRoot(rootBlock);
+            try {
+                return root.children.get(root.childFor(key));
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            rootLatch.readLock().unlock();
+        }
+    }
+
     /** A write given one at a time, through {@link #write}. */
     private record SingleWrite(byte type, byte[] key, byte[] value) implements TreeWrite {
     }
@@ -490,7 +537,8 @@ public final class BeTree {
      * Walks the whole tree and checks its invariants (see {@link TreeChecker}): node shape, heights,
      * pivot order and key bounds, message and row order, the newer-above rule for messages, and that
      * no block is reachable twice. Reads every node and basement (loading evicted ones) and changes
-     * nothing; holds the read lock throughout, so writes wait. For tests and diagnostics.
+     * nothing; holds the structure lock and the root latch throughout, so flushes, reads and writes
+     * wait. For tests and diagnostics.
      *
      * @param dataFile the block file's path, which reports name
      * @return the numbers of every block reachable from the root: internal nodes, leaves, basements
@@ -498,14 +546,14 @@ public final class BeTree {
      * @throws IllegalStateException if the tree is closed
      */
     public Set<Long> checkInvariants(Path dataFile) {
-        structure.readLock().lock();
+        structure.writeLock().lock();
         rootLatch.readLock().lock();
         try {
             checkUsable();
             return TreeChecker.check(store, dataFile, rootBlock);
         } finally {
             rootLatch.readLock().unlock();
-            structure.readLock().unlock();
+            structure.writeLock().unlock();
         }
     }
 
@@ -519,12 +567,23 @@ public final class BeTree {
             byte[] overlayTombstone) {
         ScanBatch batch;
         structure.readLock().lock();
-        rootLatch.readLock().lock();
         try {
             checkUsable();
-            batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
+            // The subtree's latch before the root latch, which the batch holds throughout, as it
+            // reads the root's buffer last. The root's child list is fixed meanwhile.
+            long subtree = subtreeFor(from);
+            subtrees.lockShared(subtree);
+            try {
+                rootLatch.readLock().lock();
+                try {
+                    batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
+                } finally {
+                    rootLatch.readLock().unlock();
+                }
+            } finally {
+                subtrees.unlockShared(subtree);
+            }
         } finally {
-            rootLatch.readLock().unlock();
             structure.readLock().unlock();
             store.awaitRoom();
         }

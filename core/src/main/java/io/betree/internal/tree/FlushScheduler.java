@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The flusher threads, shared by every tree of every environment in the process: a stream
  * processor may open hundreds of stores, and they must not each bring threads of their own. A
- * tree whose root has outgrown its size asks for a flush ({@link RootFlusher}); a flusher then
- * moves the root's heaviest buffers down, one step at a time, while writers go on appending to
- * the root.
+ * tree whose root has outgrown its size asks for a flush ({@link RootFlusher}); flushers then
+ * move the root's heaviest buffers down, one step at a time, several of one tree at once in
+ * different subtrees, while writers go on appending to the root.
  *
  * <p>Threads are daemons, started on demand and ended after a minute idle. There are as many as
  * cores less one, so that writers keep a core, but at least two: a flush step spends much of its
@@ -19,11 +19,12 @@ import java.util.concurrent.TimeUnit;
  * 7-11 s). Flushers allocate through the allocation thread ({@link EngineThreads}).
  */
 final class FlushScheduler {
+    /** Flusher threads: cores less one, at least two. */
+    static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors() - 1);
     private static final ThreadPoolExecutor FLUSHERS;
 
     static {
-        int threads = Math.max(2, Runtime.getRuntime().availableProcessors() - 1);
-        FLUSHERS = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+        FLUSHERS = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
             return EngineThreads.newDaemonAllocatingIndirectly(r, "betree-flusher");
         });
         FLUSHERS.allowCoreThreadTimeOut(true);

@@ -85,6 +85,21 @@ final class NodeStore {
     }
 
     /**
+     * Pins node {@code block}, which must have height {@code height} (0 for a leaf): a child of a
+     * parent that the caller no longer holds pinned, checked as {@link #pinChild} checks.
+     */
+    CacheEntry pinNode(long block, int height) {
+        CacheEntry node = pinNode(block);
+        int actual = node instanceof InternalNode ? ((InternalNode) node).height : 0;
+        if (actual != height) {
+            unpin(node, false);
+            throw new CorruptionException(file.path(), block, "node has height " + actual + ", expected " + height,
+                    null);
+        }
+        return node;
+    }
+
+    /**
      * Unpins without waiting for the evictor ({@link NodeCache#release}): the tree never waits for
      * room while it holds a lock or latch others wait on (a writer's sequential run waited for
      * room once per level and row, up to 95 ms a batch, holding the structure lock and the root

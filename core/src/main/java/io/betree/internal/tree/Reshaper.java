@@ -7,8 +7,10 @@ import java.util.function.LongConsumer;
 
 /**
  * The write-side mechanics of a tree: flushing buffers down, applying messages to basements, and
- * keeping nodes within their size limits by splitting and merging. Called with the tree's write
- * lock held. Every method that receives a pinned child "consumes" that pin: it unpins or frees it.
+ * keeping nodes within their size limits by splitting and merging. Called by whoever holds the
+ * nodes it changes to itself (see {@link BeTree}): a flush step's push, the subtree of the root's
+ * child it pushes into; whatever changes the root's child list, the whole tree. Every method that
+ * receives a pinned child "consumes" that pin: it unpins or frees it.
  */
 final class Reshaper {
     private static final int EMPTY_BASEMENT = 5;
@@ -33,7 +35,7 @@ final class Reshaper {
     void flushWhileOverfull(InternalNode node) {
         while (node.size() > config.nodeSize() && node.bufferedBytes() > 0) {
             flushChild(node, node.heaviestChild());
-            // A flush below the root holds the structure lock but no latch writers wait on: a
+            // A flush below the root holds its subtree's latch but none that writers wait on: a
             // cascade that loads and rewrites node after node waits here for the evictor, so that
             // its burst stays within the cache's hard limit.
             store.awaitRoom();
@@ -282,6 +284,22 @@ final class Reshaper {
         } else {
             splitInternal((InternalNode) child, separators, pieces);
         }
+    }
+
+    /**
+     * Whether {@code child}, one of {@code siblings} children of its parent, must split
+     * ({@link #splitOff} would cut it) or merge with a neighbour ({@link #shouldMerge}).
+     */
+    boolean needsFix(CacheEntry child, int siblings) {
+        if (child instanceof LeafNode) {
+            LeafNode leaf = (LeafNode) child;
+            if (leaf.totalBytes() > config.nodeSize() && leaf.basements.size() >= 2) {
+                return true;
+            }
+        } else if (((InternalNode) child).children.size() > config.fanout()) {
+            return true;
+        }
+        return underfull(child) && siblings > 1;
     }
 
     /** Whether child {@code child} of {@code parent}, which did not split, should merge with a neighbour. */

@@ -4,30 +4,37 @@ import io.betree.internal.cache.CacheEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The flush steps of one tree, mostly run on the process's flusher threads ({@link FlushScheduler}): a
  * step moves one of the root's buffers down to its child, and on down as sizes require, while
  * writers go on appending to the root. A tree asks for steps when its root outgrows its size
  * ({@link #flushInBackground}); a read that stepped over many pending deletes runs a step itself
- * ({@link #flushPath}).
+ * ({@link #flushPath}). Steps of one tree in different subtrees run at once, as many as there are
+ * flusher threads.
  *
- * <p>Locking (see {@link BeTree}): a step holds the tree's structure lock throughout, and its root
- * latch only for what must not race with writers: taking the buffer out, and linking in the pieces
- * of a child that split (or merging it with a neighbour). Pushing the messages down, which may
- * cascade to the leaves and read evicted nodes, and splitting the child happen without the latch,
- * so writers wait microseconds, not a step. Nothing waits for the evictor with the latch held
- * ({@link NodeStore#unpin}); before a step starts it waits until the cache is back within its
- * budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits in the headroom below the
- * hard limit and writers do not wait for the evictor.
+ * <p>Locking (see {@link BeTree}): a step has two phases. The push holds the structure lock
+ * shared and the subtree's latch ({@link SubtreeLatches}) exclusively, and the root latch only to
+ * take the buffer out of the root; pushing the messages down, which may cascade to the leaves and
+ * read evicted nodes, happens without it, so writers wait microseconds, not a step, and readers
+ * and flush steps of other subtrees go on. Only when the child has grown past its size or shrunk
+ * below a quarter of it does a second phase take the structure lock exclusively to split it or
+ * merge it with a neighbour and link the result into the root. Nothing waits for the evictor with
+ * the latch held ({@link NodeStore#unpin}); before a step starts it waits until the cache is back
+ * within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits in the
+ * headroom below the hard limit and writers do not wait for the evictor.
  * Thread-safe.
  */
 final class RootFlusher {
+    /** What a step's push found: nothing to do, or the child it pushed into and whether it needs fixing. */
+    private static final long NOTHING = -1;
+
     private final BeTree tree;
     private final NodeStore store;
     private final Reshaper reshaper;
-    /** Whether a flush of the root is queued or running. */
-    private final AtomicBoolean flushQueued = new AtomicBoolean();
+    /** Flush tasks of this tree queued or running. */
+    private final AtomicInteger tasks = new AtomicInteger();
     /** Whether a read's path is being flushed. */
     private final AtomicBoolean pathFlushing = new AtomicBoolean();
 
@@ -37,11 +44,19 @@ final class RootFlusher {
         this.reshaper = reshaper;
     }
 
-    /** Has a flusher thread bring the root back within its size, unless one is queued already. */
+    /**
+     * Has flusher threads bring the root back within its size: queues another task unless as many
+     * are queued or running as there are flushers (each takes a subtree no other step is in).
+     */
     void flushInBackground() {
-        if (flushQueued.compareAndSet(false, true)) {
-            FlushScheduler.submit(this::flushWhileOverfull);
-        }
+        int n;
+        do {
+            n = tasks.get();
+            if (n >= FlushScheduler.THREADS) {
+                return;
+            }
+        } while (!tasks.compareAndSet(n, n + 1));
+        FlushScheduler.submit(this::flushWhileOverfull);
     }
 
     /**
@@ -61,69 +76,194 @@ final class RootFlusher {
         }
     }
 
-    /** A flusher's task: flush steps until the root fits; asks again if it outgrew meanwhile. */
+    /**
+     * A flusher's task: flush steps until the root fits or every buffer left is in a subtree
+     * another step has claimed. The last task to end asks again if the root outgrew its size
+     * meanwhile (a writer's request may have been turned away just before); while others run,
+     * they go on, and a task that found nothing to claim must not spin against them.
+     */
     private void flushWhileOverfull() {
+        boolean failed = false;
         try {
             while (flushStep(null)) {
                 // One buffer per step, so that readers and sequential writers get the lock between.
             }
         } catch (RuntimeException | Error e) {
-            // Already reported through the failure listener; the next call on the tree throws.
-            return;
+            failed = true; // already reported through the failure listener; the next call on the tree throws
         } finally {
-            flushQueued.set(false);
-        }
-        if (tree.rootFullness() > 1) {
-            flushInBackground();
+            if (tasks.decrementAndGet() == 0 && !failed && tree.rootFullness() > 1) {
+                flushInBackground();
+            }
         }
     }
 
     /**
      * One step. With a {@code toward} key, moves the root's buffer on the path to that key down
-     * and on down the path to the leaf, whatever the root's size; without, moves the root's
-     * heaviest buffer down if the root is over its size. Returns whether the root is (still) over
-     * its size.
+     * and on down the path to the leaf, whatever the root's size; without, moves the heaviest
+     * buffer whose subtree no other step is in down if the root is over its size. Returns whether
+     * there may be more to do: the root is (still) over its size and this step moved something.
      */
     boolean flushStep(byte[] toward) {
-        boolean overSize;
         store.awaitBudget();
         tree.flushGate.awaitOpen();
-        tree.structure.writeLock().lock();
+        long child = NOTHING;
+        boolean fix = false;
+        tree.structure.readLock().lock();
         try {
             if (!tree.usable()) {
                 return false;
             }
+            child = toward == null ? claimHeaviest() : childToward(toward);
+            if (child == NOTHING) {
+                return false;
+            }
+            tree.subtrees.lockExclusive(child);
             try {
-                overSize = flushRootBuffer(toward);
+                fix = pushDown(child, toward);
             } catch (RuntimeException | Error e) {
                 tree.recordFailure(e);
                 throw e;
             } finally {
-                BackPressure.PROCESS.rootShrunk();
+                tree.subtrees.unlockExclusive(child);
+            }
+        } finally {
+            if (toward == null && child != NOTHING) {
+                tree.subtrees.release(child);
+            }
+            tree.structure.readLock().unlock();
+            BackPressure.PROCESS.rootShrunk();
+        }
+        if (fix) {
+            fixChild(child);
+        }
+        return tree.rootFullness() > 1;
+    }
+
+    /**
+     * Structure lock held shared: claims the subtree of the root's heaviest buffer that no other
+     * step has claimed, if the root is over its size; returns its child's block or {@link #NOTHING}.
+     */
+    private long claimHeaviest() {
+        tree.rootLatch.readLock().lock();
+        try {
+            InternalNode root = store.pinRoot(tree.rootBlock());
+            try {
+                if (root.size() <= tree.config().nodeSize()) {
+                    return NOTHING;
+                }
+                while (true) {
+                    int best = -1;
+                    for (int i = 0; i < root.buffers.size(); i++) {
+                        int bytes = root.buffers.get(i).bytes();
+                        if (bytes > 0 && (best < 0 || bytes > root.buffers.get(best).bytes())
+                                && !tree.subtrees.isClaimed(root.children.get(i))) {
+                            best = i;
+                        }
+                    }
+                    if (best < 0) {
+                        return NOTHING;
+                    }
+                    long child = root.children.get(best);
+                    if (tree.subtrees.tryClaim(child)) {
+                        return child;
+                    }
+                }
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            tree.rootLatch.readLock().unlock();
+        }
+    }
+
+    /** Structure lock held shared: the block of the root's child on the path to {@code key}. */
+    private long childToward(byte[] key) {
+        tree.rootLatch.readLock().lock();
+        try {
+            InternalNode root = store.pinRoot(tree.rootBlock());
+            try {
+                return root.children.get(root.childFor(key));
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            tree.rootLatch.readLock().unlock();
+        }
+    }
+
+    /**
+     * Structure lock held shared, the subtree of {@code childBlock} exclusively: takes the root's
+     * buffer for that child (unless, without a {@code toward} key, the root fits by now) and
+     * pushes it into the child and on down. Returns whether the child must now be split or merged.
+     */
+    private boolean pushDown(long childBlock, byte[] toward) {
+        MessageBuffer batch;
+        int childHeight;
+        int siblings;
+        tree.rootLatch.writeLock().lock();
+        try {
+            InternalNode root = store.pinRoot(tree.rootBlock());
+            boolean detached = false;
+            try {
+                if (toward == null && root.size() <= tree.config().nodeSize()) {
+                    return false;
+                }
+                // The child list is fixed while the structure lock is held.
+                int i = root.children.indexOf(childBlock);
+                batch = reshaper.detach(root, i, true);
+                detached = true;
+                tree.noteRootSize(root);
+                childHeight = root.height - 1;
+                siblings = root.children.size();
+            } finally {
+                store.unpin(root, detached);
+            }
+        } finally {
+            tree.rootLatch.writeLock().unlock();
+        }
+        CacheEntry child = null;
+        try {
+            child = store.pinNode(childBlock, childHeight);
+            reshaper.pushInto(child, batch, toward);
+            return reshaper.needsFix(child, siblings);
+        } finally {
+            batch.release();
+            if (child != null) {
+                store.unpin(child, true);
+            }
+        }
+    }
+
+    /**
+     * Splits the root's child {@code childBlock} or merges it with a neighbour, as its size
+     * requires, and links the result into the root, which may then split or collapse; with the
+     * structure lock exclusive, since the root's child list changes. Does nothing if the child is
+     * no longer the root's (another step's fix merged it away or split the root meanwhile).
+     */
+    private void fixChild(long childBlock) {
+        tree.structure.writeLock().lock();
+        try {
+            if (!tree.usable()) {
+                return;
+            }
+            try {
+                fixChildLocked(childBlock);
+            } catch (RuntimeException | Error e) {
+                tree.recordFailure(e);
+                throw e;
             }
         } finally {
             tree.structure.writeLock().unlock();
         }
-        return overSize;
     }
 
-    /** Structure lock held: the step of {@link #flushStep}. */
-    private boolean flushRootBuffer(byte[] toward) {
+    private void fixChildLocked(long childBlock) {
         InternalNode root;
-        int i;
-        MessageBuffer batch;
-        tree.rootLatch.writeLock().lock();
+        tree.rootLatch.readLock().lock();
         try {
             root = store.pinRoot(tree.rootBlock());
-            if (toward == null && tree.noteRootSize(root) <= tree.config().nodeSize()) {
-                store.unpin(root, false);
-                return false;
-            }
-            i = toward == null ? root.heaviestChild() : root.childFor(toward);
-            batch = reshaper.detach(root, i, true);
-            tree.noteRootSize(root);
         } finally {
-            tree.rootLatch.writeLock().unlock();
+            tree.rootLatch.readLock().unlock();
         }
         // The root stays pinned; its child list cannot change, since that takes the structure lock.
         boolean rootReleased = false;
@@ -132,8 +272,11 @@ final class RootFlusher {
         List<byte[]> separators = new ArrayList<>();
         List<CacheEntry> pieces = new ArrayList<>();
         try {
+            int i = root.children.indexOf(childBlock);
+            if (i < 0) {
+                return;
+            }
             child = store.pinChild(root, i);
-            reshaper.pushInto(child, batch, toward);
             reshaper.splitOff(child, false, separators, pieces);
             tree.rootLatch.writeLock().lock();
             try {
@@ -144,14 +287,13 @@ final class RootFlusher {
                     reshaper.mergeWithSibling(root, i, child);
                 }
                 root = reshaper.fixRoot(root, false, tree::setRoot);
-                return tree.noteRootSize(root) > tree.config().nodeSize();
+                tree.noteRootSize(root);
             } finally {
                 rootReleased = true;
                 store.unpin(root, true);
                 tree.rootLatch.writeLock().unlock();
             }
         } finally {
-            batch.release();
             for (CacheEntry p : pieces) {
                 store.unpin(p, true);
             }
@@ -159,7 +301,7 @@ final class RootFlusher {
                 store.unpin(child, true);
             }
             if (!rootReleased) {
-                store.unpin(root, true);
+                store.unpin(root, false);
             }
         }
     }
