@@ -149,6 +149,16 @@ public abstract class CacheEntry {
      */
     public abstract void serialize(ByteBuf out);
 
+    /**
+     * As {@link #serialize}, for the checkpoint image of an entry that changes all the time (a
+     * root, {@link #keepResident}): a form quicker to write and slower to read back, which such an
+     * image, soon replaced by the block's next version, rarely is. Its size is also bounded by
+     * {@link #serializedSizeBound}. The on-disk form unless overridden.
+     */
+    public void serializeImage(ByteBuf out) {
+        serialize(out);
+    }
+
     /** Releases all off-heap memory. Called exactly once, when the entry leaves the cache. */
     protected abstract void releaseMemory();
 }

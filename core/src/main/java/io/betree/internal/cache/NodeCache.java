@@ -483,9 +483,28 @@ public final class NodeCache {
     }
 
     private ByteBuf serialize(CacheEntry e) {
+        return serialize(e, false);
+    }
+
+    /**
+     * The checkpoint image of {@code e}: {@link CacheEntry#serializeImage} for an entry kept
+     * resident (a root, which nearly every write changes, so its image is soon replaced), so that
+     * its pinner, or a pinner waiting for the checkpointer, holds up no writer for a slow form
+     * nobody is likely to read. Other entries may stay unchanged, their image then being what
+     * later loads read, so they get the on-disk form.
+     */
+    private ByteBuf serializeImage(CacheEntry e) {
+        return serialize(e, e.keptResident);
+    }
+
+    private ByteBuf serialize(CacheEntry e, boolean quick) {
         ByteBuf out = memory.allocate(e.serializedSizeBound());
         try {
-            e.serialize(out);
+            if (quick) {
+                e.serializeImage(out);
+            } else {
+                e.serialize(out);
+            }
             return out;
         } catch (RuntimeException ex) {
             memory.release(out);
@@ -510,7 +529,7 @@ public final class NodeCache {
     }
 
     private void captureIfPending(CacheEntry e) {
-        checkpoint.captureIfOwed(e, this::serialize);
+        checkpoint.captureIfOwed(e, this::serializeImage);
     }
 
     /**
@@ -547,7 +566,7 @@ public final class NodeCache {
         boolean taken = false;
         lock.unlock();
         try {
-            ByteBuf bytes = serialize(e);
+            ByteBuf bytes = serializeImage(e);
             taken = true;
             return new CheckpointImages.Image(e, version, bytes);
         } finally {
@@ -591,7 +610,7 @@ public final class NodeCache {
                         if (owed != null) {
                             // Pinned (by readers) or being written back: copied under the lock.
                             image = !owed.writing && owed.claim() ? takeImageOutsideLock(owed)
-                                    : checkpoint.take(owed, this::serialize);
+                                    : checkpoint.take(owed, this::serializeImage);
                             break;
                         }
                     }

@@ -708,6 +708,14 @@ public final class MessageBuffer {
         }
     }
 
+    /**
+     * Writes the messages as {@link #serialize} does, in the order they were appended rather than
+     * sorted: one copy of the data. {@link #read} sorts such a buffer when it is loaded.
+     */
+    public void serializeInArrivalOrder(ByteBuf out) {
+        out.writeBytes(data, 0, data.writerIndex());
+    }
+
     /** Returns the memory; the buffer is unusable afterwards. */
     public void release() {
         memory.release(data);

@@ -160,6 +160,44 @@ class MessageBufferTest {
         assertEquals(0, memory.used());
     }
 
+    /**
+     * A root's checkpoint image keeps each buffer in arrival order (one copy of the data); loaded
+     * back, the buffer is sorted and holds exactly what the sorted form holds.
+     */
+    @Test
+    void aBufferWrittenInArrivalOrderLoadsSorted() {
+        NodeMemory memory = new NodeMemory();
+        for (int n : new int[] {1, 2, 64, 65, 130, 1000, 3000}) {
+            MessageBuffer buffer = new MessageBuffer(memory);
+            try {
+                Random rnd = new Random(n);
+                for (int i = 0; i < n; i++) {
+                    // Distinct (key, msn) pairs, as in a tree; equal keys arrive with msns out of order.
+                    byte[] key = randomKey(rnd);
+                    byte type = rnd.nextInt(4) == 0 ? MessageType.DELETE : MessageType.PUT;
+                    buffer.append(type, 1 + (i * 7919L) % 100_003, 0L, key, type == MessageType.PUT ? ("v" + i).getBytes() : null);
+                }
+                ByteBuf image = Unpooled.buffer();
+                try {
+                    buffer.serializeInArrivalOrder(image);
+                    assertEquals(buffer.bytes(), image.readableBytes(), "n=" + n);
+                    MessageBuffer loaded = MessageBuffer.read(memory, image, image.readableBytes());
+                    try {
+                        assertEquals(n, loaded.count());
+                        assertArrayEquals(serialized(buffer), serialized(loaded), "n=" + n);
+                    } finally {
+                        loaded.release();
+                    }
+                } finally {
+                    image.release();
+                }
+            } finally {
+                buffer.release();
+            }
+        }
+        assertEquals(0, memory.used());
+    }
+
     @Test
     void successorIsEmptyWithRoomForWhatCame() {
         NodeMemory memory = new NodeMemory();
