@@ -80,6 +80,11 @@ final class SubtreeLatches {
         return (claimed.get() & (1L << stripe(child))) != 0;
     }
 
+    /** Whether any flush step holds a claim. */
+    boolean anyClaimed() {
+        return claimed.get() != 0;
+    }
+
     /** Ends a claim of {@link #tryClaim}. */
     void release(long child) {
         long bit = 1L << stripe(child);
