@@ -7,15 +7,22 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Holds writers back when the flushers fall behind, smoothly before it stops them: while a tree's
- * root holds more than {@link #SLOW_FROM} node sizes, its commits pass one at a time, each taking
- * a slot of up to {@link #MAX_DELAY_NANOS} (longer the fuller the root), so that the tree takes at
- * most one commit per slot whatever the number of writers; past {@link #STOP_AT} node sizes a
- * writer waits until a flusher has brought the root back below. A writer that flushed by itself
- * instead would stall its own batch for a whole flush step (hundreds of milliseconds at the
- * leaves), which is the stall a write-optimized engine exists to avoid; a short delay on every
- * batch spreads the same slowdown evenly. The slots are shared by a tree's writers because a
- * delay each writer waited out on its own would overlap the others' (16 writers each waiting
- * 8 ms slowed the tree hardly at all, and then all of them stopped at once).
+ * root holds more than {@link #SLOW_FROM} node sizes, each commit waits a delay of up to
+ * {@link #MAX_DELAY_NANOS}, longer the fuller the root; past {@link #STOP_AT} node sizes a writer
+ * waits until a flusher has brought the root back below. A writer that flushed by itself instead
+ * would stall its own batch for a whole flush step (hundreds of milliseconds at the leaves), which
+ * is the stall a write-optimized engine exists to avoid; a short delay on every batch spreads the
+ * same slowdown evenly.
+ *
+ * <p>The delay must be able to bring writers below what the flushers drain before the root reaches
+ * the stop, or writers go from slowed to stopped for a whole step. With 8 ms at most, a lone
+ * delete-FIFO writer still committed faster than the flushers drained and stopped for 200-300 ms
+ * at a time; 40 ms leaves the balance inside the band for one writer and for 16. Each writer waits
+ * its own delay. When a tree's writers queued for shared slots instead, 16 of them waited 16 slots
+ * each as soon as the root passed the mark (p99 160 ms in a 16-writer time series against 98 ms),
+ * and a slot's end stayed booked when its writer left early, so that a lone writer later waited
+ * out hundreds of them at once (455 ms for one slot of a few milliseconds). Many more writers per
+ * tree than 16 reach the stop; the stop still holds memory.
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
@@ -27,7 +34,7 @@ final class BackPressure {
     /** Root size, in node sizes, from which writers wait until the root shrinks. */
     static final double STOP_AT = 4.0;
     /** The longest delay of a writer whose roots are just below {@link #STOP_AT}. */
-    static final long MAX_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
+    static final long MAX_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(40);
     /** How often a stopped writer looks again, in case a shrink came before it waited. */
     private static final long STOPPED_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
@@ -52,11 +59,10 @@ final class BackPressure {
         long start = System.nanoTime();
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            long delay = (long) (MAX_DELAY_NANOS * (fullest - SLOW_FROM) / (STOP_AT - SLOW_FROM));
-            long slotEnd = tree.throttleSlots.accumulateAndGet(start, (next, now) -> Math.max(next, now) + delay);
-            // The slot ends early if the root shrinks back below the slow-down mark meanwhile.
-            for (long left = slotEnd - System.nanoTime(); left > 0 && tree.rootFullness() > SLOW_FROM;
-                    left = slotEnd - System.nanoTime()) {
+            long end = start + (long) (MAX_DELAY_NANOS * (fullest - SLOW_FROM) / (STOP_AT - SLOW_FROM));
+            // The delay ends early if the root shrinks back below the slow-down mark meanwhile.
+            for (long left = end - System.nanoTime(); left > 0 && tree.rootFullness() > SLOW_FROM;
+                    left = end - System.nanoTime()) {
                 awaitShrink(left);
             }
         } else {

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -64,11 +63,6 @@ public final class BeTree {
     private final Reshaper reshaper;
     private final RootFlusher flusher;
     private final FailureListener failures;
-    /**
-     * When the last slot handed out by back-pressure ends (nanoTime); see {@link BackPressure}.
-     * Package access for it only.
-     */
-    final AtomicLong throttleSlots = new AtomicLong();
     /** Written under the root latch's write side. */
     private volatile long rootBlock;
     /**
