@@ -77,6 +77,26 @@ class BackPressureTest {
     }
 
     @Test
+    void writersHeldBackTogetherEachWaitTheirOwnDelayNotTheirTurnInAQueue() {
+        BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(3.5);
+            int writers = 16;
+            List<CompletableFuture<Long>> waits = new java.util.ArrayList<>();
+            for (int i = 0; i < writers; i++) {
+                waits.add(CompletableFuture.supplyAsync(() -> BeTree.holdWritersBack(List.of(tree)),
+                        r -> new Thread(r).start()));
+            }
+            // In a queue the last of 16 writers would wait 16 delays of up to 30 ms each.
+            long limit = BackPressure.MAX_DELAY_NANOS + TimeUnit.MILLISECONDS.toNanos(200);
+            for (CompletableFuture<Long> w : waits) {
+                long waited = w.join();
+                assertTrue(waited < limit, "a writer waited " + waited / 1_000_000 + " ms");
+            }
+            return null;
+        });
+    }
+
+    @Test
     void pastFourTimesTheRootSizeAWriterWaitsForTheFlushers() throws Exception {
         CountDownLatch rootFull = new CountDownLatch(1);
         CountDownLatch checked = new CountDownLatch(1);
