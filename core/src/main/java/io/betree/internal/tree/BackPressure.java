@@ -21,8 +21,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * its own delay. When a tree's writers queued for shared slots instead, 16 of them waited 16 slots
  * each as soon as the root passed the mark (p99 160 ms in a 16-writer time series against 98 ms),
  * and a slot's end stayed booked when its writer left early, so that a lone writer later waited
- * out hundreds of them at once (455 ms for one slot of a few milliseconds). Many more writers per
- * tree than 16 reach the stop; the stop still holds memory.
+ * out about a hundred of them at once (455 ms for one slot of a few milliseconds). With many more
+ * writers per tree than 16 (not measured), their own delays may no longer hold them below the
+ * flushers; they then reach the stop, which still bounds memory.
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
