@@ -2,6 +2,7 @@ package io.betree.internal.txn;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 
 /**
  * The newest commit timestamp of each recently written key, by 64-bit key hash: an open-addressing
@@ -14,13 +15,18 @@ import java.lang.invoke.VarHandle;
  * live snapshot is at or after the horizon, so a stale timestamp means "no conflict" just as no
  * entry does, and its slot is reused by the next key that probes past it. When half the slots
  * have been used the table is rebuilt with only the fresh entries, so probes stay short and the
- * table as large as the writes since the oldest live snapshot.
+ * table as large as the writes since the oldest live snapshot. A rebuild that keeps the size
+ * reuses the table's array: with no snapshot live, a delete-FIFO load of 8,000 keys per commit
+ * rebuilt about once per commit, and a new half-megabyte array each time was a quarter of all
+ * the bytes the process allocated.
  *
  * <p>One thread at a time writes ({@link #put}, {@link #advanceHorizon}: the commit gate holds
  * them); any thread may call {@link #get} at any time without a lock. A lookup racing with a write
  * may miss that write (the commit gate's own check, which does not race, catches it), but never
  * sees a timestamp the key did not have: a slot being given to another key is marked busy first,
- * and a lookup reads a slot's timestamp before and after its hash, as a sequence lock.
+ * and a lookup reads a slot's timestamp before and after its hash, as a sequence lock; a rebuild
+ * in place makes the table's stamp odd while it lasts, and a lookup that saw the stamp change
+ * looks again.
  */
 final class RecentWrites {
     private static final int MIN_CAPACITY = 1 << 10;
@@ -39,6 +45,8 @@ final class RecentWrites {
         final int mask;
         /** Slots ever used in this generation. Writer only. */
         int used;
+        /** Odd while the writer rebuilds this generation's array in place. */
+        volatile long stamp;
 
         Slots(int capacity) {
             entries = new long[capacity * 2];
@@ -53,15 +61,36 @@ final class RecentWrites {
     private volatile Slots slots = new Slots(MIN_CAPACITY);
     /** Entries at or below this are stale. Writer only. */
     private long horizon;
+    /** Rebuilds in a row that found the table four times the size its fresh entries need. */
+    private static final int SHRINK_AFTER = 16;
+    private int oversizedRebuilds;
+    /** The fresh entries of a rebuild in place, kept for the next. Writer only. */
+    private long[] kept = new long[0];
 
     /**
      * The newest commit recorded for {@code hash}, or 0; possibly a stale one at or below the
      * horizon, which callers treat like 0. Lock-free.
      */
     long get(long hash) {
-        Slots s = slots;
-        int i = (int) hash & s.mask;
         while (true) {
+            Slots s = slots;
+            long stamp = s.stamp;
+            if ((stamp & 1) != 0) {
+                Thread.onSpinWait();
+                continue;
+            }
+            long ts = find(s, hash);
+            VarHandle.loadLoadFence();
+            if (s.stamp == stamp) {
+                return ts;
+            }
+        }
+    }
+
+    private static long find(Slots s, long hash) {
+        int i = (int) hash & s.mask;
+        int probes = 0;
+        while (probes <= s.mask) {
             long ts = (long) ENTRIES.getAcquire(s.entries, 2 * i + 1);
             if (ts == 0) {
                 return 0;
@@ -78,7 +107,9 @@ final class RecentWrites {
                 return ts;
             }
             i = (i + 1) & s.mask;
+            probes++;
         }
+        return 0; // only while a rebuild in place runs, which the caller's stamp check catches
     }
 
     /** Records that commit {@code ts} (positive, newer than every recorded one) wrote {@code hash}. Writer only. */
@@ -116,7 +147,11 @@ final class RecentWrites {
         horizon = Math.max(horizon, ts);
     }
 
-    /** A new generation with room for twice the fresh entries of {@code old}, four slots each. */
+    /**
+     * Keeps only the fresh entries of {@code old}, with room for four slots each (or more, while
+     * the table shrinks only slowly): in a new generation, or in {@code old}'s own array when that
+     * is the size they need.
+     */
     private Slots rebuild(Slots old) {
         long[] e = old.entries;
         int fresh = 0;
@@ -134,19 +169,51 @@ final class RecentWrites {
         while (capacity < fresh * 4L) {
             capacity <<= 1;
         }
-        Slots next = new Slots(capacity);
+        // Shrinks only after many rebuilds found it oversized: one that comes early in a large
+        // commit finds few fresh entries, and the commit's later keys would grow it right back.
+        oversizedRebuilds = capacity * 4L <= old.capacity() ? oversizedRebuilds + 1 : 0;
+        if (capacity < old.capacity() && oversizedRebuilds < SHRINK_AFTER) {
+            capacity = old.capacity();
+        }
+        if (capacity != old.capacity()) {
+            oversizedRebuilds = 0;
+            Slots next = new Slots(capacity);
+            insertFresh(e, e.length, next);
+            slots = next; // the volatile write publishes the filled arrays
+            return next;
+        }
+        if (kept.length < fresh * 2) {
+            kept = new long[fresh * 2];
+        }
+        int n = 0;
         for (int k = 0; k < e.length; k += 2) {
             if (e[k + 1] > horizon) {
-                int i = (int) e[k] & next.mask;
-                while (next.entries[2 * i + 1] != 0) {
-                    i = (i + 1) & next.mask;
-                }
-                next.entries[2 * i] = e[k];
-                next.entries[2 * i + 1] = e[k + 1];
-                next.used++;
+                kept[n++] = e[k];
+                kept[n++] = e[k + 1];
             }
         }
-        slots = next; // the volatile write publishes the filled arrays
-        return next;
+        long stamp = old.stamp;
+        old.stamp = stamp + 1;
+        VarHandle.storeStoreFence(); // no cleared slot is seen before the odd stamp
+        Arrays.fill(e, 0);
+        old.used = 0;
+        insertFresh(kept, n, old);
+        old.stamp = stamp + 2;
+        return old;
+    }
+
+    /** Inserts the entries of {@code from[0, length)} above the horizon into {@code into}, which has room. */
+    private void insertFresh(long[] from, int length, Slots into) {
+        for (int k = 0; k < length; k += 2) {
+            if (from[k + 1] > horizon) {
+                int i = (int) from[k] & into.mask;
+                while (into.entries[2 * i + 1] != 0) {
+                    i = (i + 1) & into.mask;
+                }
+                into.entries[2 * i] = from[k];
+                into.entries[2 * i + 1] = from[k + 1];
+                into.used++;
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -101,6 +102,52 @@ class RecentWritesTest {
                 }
             }
             table.advanceHorizon(Math.max(0, ts - 10));
+        }
+        done.set(true);
+        for (Thread t : readers) {
+            t.join();
+        }
+        assertEquals(null, wrong.get());
+    }
+
+    /**
+     * A lookup never misses an entry that was fresh before it began, even while the writer rebuilds
+     * the table in place: keys written by every commit must always be found at that commit or later.
+     */
+    @Test
+    void lookupsDuringRebuildsInPlaceMissNoFreshEntry() throws Exception {
+        RecentWrites table = new RecentWrites();
+        int steady = 64;
+        AtomicLong completed = new AtomicLong();
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicReference<String> wrong = new AtomicReference<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            long seed = r;
+            Thread t = new Thread(() -> {
+                Random rnd = new Random(seed);
+                while (!done.get() && wrong.get() == null) {
+                    long before = completed.get();
+                    long hash = -1 - rnd.nextInt(steady);
+                    long got = table.get(hash);
+                    if (got < before) {
+                        wrong.set("key " + hash + " reported commit " + got + ", after commit " + before + " wrote it");
+                    }
+                }
+            });
+            t.start();
+            readers.add(t);
+        }
+        Random rnd = new Random(11);
+        for (long ts = 1; ts <= 30_000; ts++) {
+            for (long k = 1; k <= steady; k++) {
+                table.put(-k, ts);
+            }
+            for (int w = 0; w < 40; w++) {
+                table.put(rnd.nextLong() & Long.MAX_VALUE, ts);
+            }
+            completed.set(ts);
+            table.advanceHorizon(ts - 1);
         }
         done.set(true);
         for (Thread t : readers) {
