@@ -13,17 +13,23 @@ import java.util.concurrent.TimeUnit;
  * another's.
  *
  * <p>Threads are daemons, started on demand and ended after a minute idle: one per four cores, at
- * least one, at most eight. Few on purpose: each thread that allocates node memory keeps freed
- * memory of its own in the C allocator (an iiBench run went past its 512 MiB cap with two evictor
- * threads where one sufficed).
+ * least two, at most eight, and each cache runs up to {@link #TASKS_PER_CACHE} tasks at once. With
+ * one thread, a one-writer delete-FIFO load kept it busy about half the time compressing and
+ * writing back, one node after another, while both flushers waited for room at the budget (10 s
+ * of a 145 s run) with a core partly idle. The threads allocate node memory through the allocation
+ * thread: each thread that allocates directly gets an arena of the C allocator that keeps what it
+ * frees (an iiBench run went past its 512 MiB cap with two evictor threads allocating directly).
  */
 final class Evictors {
+    /** Eviction tasks one cache may have queued or running at once. */
+    static final int TASKS_PER_CACHE = 2;
+    /** Evictor threads: one per four cores, at least two, at most eight. */
+    static final int THREADS = Math.min(8, Math.max(2, Runtime.getRuntime().availableProcessors() / 4));
     private static final ThreadPoolExecutor EVICTORS;
 
     static {
-        int threads = Math.min(8, Math.max(1, Runtime.getRuntime().availableProcessors() / 4));
-        EVICTORS = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> EngineThreads.newDaemon(r, "betree-evictor"));
+        EVICTORS = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> EngineThreads.newDaemonAllocatingIndirectly(r, "betree-evictor"));
         EVICTORS.allowCoreThreadTimeOut(true);
     }
 

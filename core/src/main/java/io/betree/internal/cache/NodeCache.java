@@ -51,7 +51,8 @@ public final class NodeCache {
     /** Signalled when a claim held with the lock released ends (see {@link #writeOut}). */
     private final Condition claimEnded = lock.newCondition();
     /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
-    private boolean evictionScheduled;
+    /** Eviction tasks queued or running, at most {@link Evictors#TASKS_PER_CACHE}. */
+    private int evictionTasks;
     private boolean stopping;
     /** Checkpoint images the evictor is writing or pinners copying now; the checkpoint must not finish before them. */
     private int checkpointWritesInFlight;
@@ -344,10 +345,14 @@ public final class NodeCache {
         accountedBytes.addAndGet(-e.accountedBytes);
     }
 
-    /** Queues this cache's eviction task unless it is queued or running already. Lock held. */
+    /**
+     * Queues an eviction task of this cache unless {@link Evictors#TASKS_PER_CACHE} are queued or
+     * running already. Two run at once so that one compresses and writes a dirty entry while the
+     * other does the same or drops clean ones. Lock held.
+     */
     private void requestEviction() {
-        if (!evictionScheduled && !stopping && evictionFailure == null) {
-            evictionScheduled = true;
+        if (evictionTasks < Evictors.TASKS_PER_CACHE && !stopping && evictionFailure == null) {
+            evictionTasks++;
             Evictors.submit(this::evictTask);
         }
     }
@@ -370,7 +375,7 @@ public final class NodeCache {
             evictionFailure = e instanceof RuntimeException ? (RuntimeException) e
                     : new IllegalStateException("the evictor failed: " + e, e);
         } finally {
-            evictionScheduled = false;
+            evictionTasks--;
             roomMade.signalAll();
             if (yielded) {
                 requestEviction();
@@ -674,7 +679,7 @@ public final class NodeCache {
             stopping = true;
             roomMade.signalAll();
             // A task queued or running sees the flag and ends (a write in progress finishes first).
-            while (evictionScheduled) {
+            while (evictionTasks > 0) {
                 roomMade.awaitUninterruptibly();
             }
             for (CacheEntry e : ring) {

@@ -11,7 +11,7 @@ public final class EngineThreads {
 
     /**
      * A new, unstarted daemon thread of the engine named {@code name} that runs {@code task} and
-     * allocates node memory directly: for threads that allocate little (evictors, syncs,
+     * allocates node memory directly: for threads that allocate little (syncs,
      * checkpoints, the allocation thread itself).
      */
     public static Thread newDaemon(Runnable task, String name) {

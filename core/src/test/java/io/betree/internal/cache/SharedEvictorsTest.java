@@ -87,8 +87,7 @@ class SharedEvictorsTest {
         if (!failures.isEmpty()) {
             throw new AssertionError(failures.size() + " failures, first: " + failures.get(0), failures.get(0));
         }
-        int poolSize = Math.min(8, Math.max(1, Runtime.getRuntime().availableProcessors() / 4));
-        assertTrue(mostEvictorsAtOnce.get() <= poolSize, mostEvictorsAtOnce.get() + " evictor threads at once for "
+        assertTrue(mostEvictorsAtOnce.get() <= Evictors.THREADS, mostEvictorsAtOnce.get() + " evictor threads at once for "
                 + CACHES + " caches");
         assertTrue(evictorThreads.size() >= 1, "eviction ran on the shared evictor threads");
         for (int c = 0; c < CACHES; c++) {
