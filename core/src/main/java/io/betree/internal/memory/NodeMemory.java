@@ -32,6 +32,9 @@ public final class NodeMemory {
     /** The pool's chunk size: larger buffers are each a C allocation of their own. */
     private static final int CHUNK_SIZE = PAGE_SIZE << MAX_ORDER;
 
+    /** Freed buffers larger than a chunk, kept for reuse. */
+    private static final HugeBuffers HUGE = new HugeBuffers();
+
     /** Bytes held by the buffers of every instance, to split the pool's overhead among them. */
     private static final AtomicLong ALL_USED = new AtomicLong();
 
@@ -76,13 +79,23 @@ public final class NodeMemory {
      * the allocation thread ({@link AllocationThread}): such a buffer is a C allocation of its own,
      * of any size, and when the engine's threads made them, each in the C allocator's arena for
      * that thread, the arenas held the freed ones' memory (resident size 300 MiB to 520 MiB in
-     * four minutes of a 64 MiB-budget iiBench load while the pool held 75 MiB).
+     * four minutes of a 64 MiB-budget iiBench load while the pool held 75 MiB). A buffer larger
+     * than a chunk is rounded up in size and may be one freed before ({@link HugeBuffers}).
      */
     public ByteBuf allocate(int capacity) {
         int size = Math.max(capacity, 16);
-        // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
-        ByteBuf buf = size <= CHUNK_SIZE && EngineThreads.allocatesDirectly() ? POOL.directBuffer(size, size)
-                : AllocationThread.allocate(() -> POOL.directBuffer(size, size));
+        ByteBuf buf;
+        if (size > CHUNK_SIZE) {
+            int huge = HugeBuffers.roundUp(size);
+            buf = HUGE.take(huge);
+            if (buf == null) {
+                buf = AllocationThread.allocate(() -> POOL.directBuffer(huge, huge));
+            }
+        } else {
+            // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
+            buf = EngineThreads.allocatesDirectly() ? POOL.directBuffer(size, size)
+                    : AllocationThread.allocate(() -> POOL.directBuffer(size, size));
+        }
         used.addAndGet(buf.capacity());
         ALL_USED.addAndGet(buf.capacity());
         return buf;
@@ -120,7 +133,9 @@ public final class NodeMemory {
         if (buf != null) {
             used.addAndGet(-buf.capacity());
             ALL_USED.addAndGet(-buf.capacity());
-            buf.release();
+            if (buf.capacity() <= CHUNK_SIZE || buf.refCnt() != 1 || !HUGE.keep(buf)) {
+                buf.release();
+            }
         }
     }
 

@@ -1,0 +1,77 @@
+package io.betree.internal.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Buffers larger than a pool chunk are rounded up to whole granules and reused once freed, within
+ * a bound; the byte count of the memory that handed them out stays exact.
+ */
+class HugeBuffersTest {
+    @Test
+    void aFreedHugeBufferServesTheNextRequestOfAboutItsSize() {
+        NodeMemory memory = new NodeMemory();
+        ByteBuf first = memory.allocate((4 << 20) + 1000);
+        assertEquals(HugeBuffers.roundUp((4 << 20) + 1000), first.capacity());
+        assertEquals(0, first.capacity() % HugeBuffers.GRANULE);
+        first.writeLong(42);
+        memory.release(first);
+        assertEquals(0, memory.used());
+        ByteBuf second = memory.allocate(4 << 20);
+        assertSame(unwrap(first), unwrap(second), "the freed buffer is reused");
+        assertEquals(0, second.writerIndex(), "a reused buffer comes back empty");
+        assertEquals(second.capacity(), memory.used());
+        memory.release(second);
+        assertEquals(0, memory.used());
+    }
+
+    @Test
+    void aKeptBufferServesNoRequestMuchSmallerOrAnyLarger() {
+        HugeBuffers huge = new HugeBuffers();
+        ByteBuf buf = Unpooled.directBuffer(8 << 20, 8 << 20);
+        try {
+            assertTrue(huge.keep(buf));
+            assertNull(huge.take(2 << 20), "a quarter of the buffer would waste the rest");
+            assertNull(huge.take((8 << 20) + 1));
+            assertSame(buf, huge.take(7 << 20));
+            assertNull(huge.take(7 << 20), "taken once only");
+        } finally {
+            buf.release();
+        }
+    }
+
+    @Test
+    void fewBuffersAreKept() {
+        HugeBuffers huge = new HugeBuffers();
+        List<ByteBuf> bufs = new ArrayList<>();
+        int kept = 0;
+        try {
+            for (int i = 0; i < 20; i++) {
+                ByteBuf b = Unpooled.directBuffer(1 << 20, 1 << 20);
+                bufs.add(b);
+                if (huge.keep(b)) {
+                    kept++;
+                }
+            }
+            assertTrue(kept > 0 && kept < 20, kept + " of 20 kept");
+            ByteBuf again = huge.take(1 << 20);
+            assertNotSame(null, again);
+        } finally {
+            bufs.forEach(ByteBuf::release);
+        }
+    }
+
+    private static ByteBuf unwrap(ByteBuf b) {
+        ByteBuf u = b.unwrap();
+        return u == null ? b : u;
+    }
+}
