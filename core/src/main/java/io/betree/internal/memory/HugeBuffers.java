@@ -10,7 +10,7 @@ import java.util.List;
  * allocation of its own, which the JDK zeroes, so that every page of it faults in afresh: under a
  * process memory cap, where faults wait for the kernel to reclaim page cache, one took up to 42 ms
  * on the allocation thread, and smaller requests queued behind it (2,000 waits of 5-50 ms in a
- * 64 MiB-cache iiBench load, writers' among them; with buffers kept, the waits of 10 ms or more
+ * 64 MiB-cache iiBench load, writers' among them; keeping up to six, the waits of 10 ms or more
  * fell from 1,484 to 152). A kept buffer stays in the pool's count, so the caches' budgets still
  * see it ({@link NodeMemory#footprint}); hence few are kept.
  *
