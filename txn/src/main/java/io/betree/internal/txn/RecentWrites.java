@@ -16,17 +16,19 @@ import java.util.Arrays;
  * entry does, and its slot is reused by the next key that probes past it. When half the slots
  * have been used the table is rebuilt with only the fresh entries, so probes stay short and the
  * table as large as the writes since the oldest live snapshot. A rebuild that keeps the size
- * reuses the table's array: with no snapshot live, a delete-FIFO load of 8,000 keys per commit
- * rebuilt about once per commit, and a new half-megabyte array each time was a quarter of all
- * the bytes the process allocated.
+ * refills the array of the generation before and publishes it: with no snapshot live, a
+ * delete-FIFO load of 8,000 keys per commit rebuilt about once per commit, and a new
+ * half-megabyte array each time was a quarter of all the bytes the process allocated. Refilling
+ * the current array in place instead would make lookups outside the commit gate wait for the
+ * rebuild, many writers spinning on few cores.
  *
  * <p>One thread at a time writes ({@link #put}, {@link #advanceHorizon}: the commit gate holds
  * them); any thread may call {@link #get} at any time without a lock. A lookup racing with a write
  * may miss that write (the commit gate's own check, which does not race, catches it), but never
  * sees a timestamp the key did not have: a slot being given to another key is marked busy first,
- * and a lookup reads a slot's timestamp before and after its hash, as a sequence lock; a rebuild
- * in place makes the table's stamp odd while it lasts, and a lookup that saw the stamp change
- * looks again.
+ * and a lookup reads a slot's timestamp before and after its hash, as a sequence lock. A refill
+ * makes the former generation's stamp odd while it lasts; a lookup still on that generation sees
+ * the stamp change and looks again, in the current one.
  */
 final class RecentWrites {
     private static final int MIN_CAPACITY = 1 << 10;
@@ -45,7 +47,7 @@ final class RecentWrites {
         final int mask;
         /** Slots ever used in this generation. Writer only. */
         int used;
-        /** Odd while the writer rebuilds this generation's array in place. */
+        /** Odd while the writer refills this former generation's array. */
         volatile long stamp;
 
         Slots(int capacity) {
@@ -64,8 +66,11 @@ final class RecentWrites {
     /** Rebuilds in a row that found the table four times the size its fresh entries need. */
     private static final int SHRINK_AFTER = 16;
     private int oversizedRebuilds;
-    /** The fresh entries of a rebuild in place, kept for the next. Writer only. */
-    private long[] kept = new long[0];
+    /**
+     * The generation before the current one, when of the current one's size: the next rebuild
+     * of that size refills it rather than allocating. Writer only.
+     */
+    private Slots spare;
 
     /**
      * The newest commit recorded for {@code hash}, or 0; possibly a stale one at or below the
@@ -76,8 +81,7 @@ final class RecentWrites {
             Slots s = slots;
             long stamp = s.stamp;
             if ((stamp & 1) != 0) {
-                Thread.onSpinWait();
-                continue;
+                continue; // a former generation being refilled; the current one is published after
             }
             long ts = find(s, hash);
             VarHandle.loadLoadFence();
@@ -109,7 +113,7 @@ final class RecentWrites {
             i = (i + 1) & s.mask;
             probes++;
         }
-        return 0; // only while a rebuild in place runs, which the caller's stamp check catches
+        return 0; // only while the generation is refilled, which the caller's stamp check catches
     }
 
     /** Records that commit {@code ts} (positive, newer than every recorded one) wrote {@code hash}. Writer only. */
@@ -149,8 +153,8 @@ final class RecentWrites {
 
     /**
      * Keeps only the fresh entries of {@code old}, with room for four slots each (or more, while
-     * the table shrinks only slowly): in a new generation, or in {@code old}'s own array when that
-     * is the size they need.
+     * the table shrinks only slowly), in the spare array when it is the size they need, otherwise
+     * in a new one, and publishes the result; {@code old} becomes the spare.
      */
     private Slots rebuild(Slots old) {
         long[] e = old.entries;
@@ -175,36 +179,29 @@ final class RecentWrites {
         if (capacity < old.capacity() && oversizedRebuilds < SHRINK_AFTER) {
             capacity = old.capacity();
         }
-        if (capacity != old.capacity()) {
+        Slots next;
+        if (spare != null && spare.capacity() == capacity) {
+            next = spare;
+            long stamp = next.stamp;
+            next.stamp = stamp + 1;
+            VarHandle.storeStoreFence(); // no cleared slot is seen before the odd stamp
+            Arrays.fill(next.entries, 0);
+            next.used = 0;
+            insertFresh(e, next);
+            next.stamp = stamp + 2;
+        } else {
             oversizedRebuilds = 0;
-            Slots next = new Slots(capacity);
-            insertFresh(e, e.length, next);
-            slots = next; // the volatile write publishes the filled arrays
-            return next;
+            next = new Slots(capacity);
+            insertFresh(e, next);
         }
-        if (kept.length < fresh * 2) {
-            kept = new long[fresh * 2];
-        }
-        int n = 0;
-        for (int k = 0; k < e.length; k += 2) {
-            if (e[k + 1] > horizon) {
-                kept[n++] = e[k];
-                kept[n++] = e[k + 1];
-            }
-        }
-        long stamp = old.stamp;
-        old.stamp = stamp + 1;
-        VarHandle.storeStoreFence(); // no cleared slot is seen before the odd stamp
-        Arrays.fill(e, 0);
-        old.used = 0;
-        insertFresh(kept, n, old);
-        old.stamp = stamp + 2;
-        return old;
+        spare = old.capacity() == capacity ? old : null;
+        slots = next; // the volatile write publishes the filled array
+        return next;
     }
 
-    /** Inserts the entries of {@code from[0, length)} above the horizon into {@code into}, which has room. */
-    private void insertFresh(long[] from, int length, Slots into) {
-        for (int k = 0; k < length; k += 2) {
+    /** Inserts the entries of {@code from} above the horizon into {@code into}, which has room. */
+    private void insertFresh(long[] from, Slots into) {
+        for (int k = 0; k < from.length; k += 2) {
             if (from[k + 1] > horizon) {
                 int i = (int) from[k] & into.mask;
                 while (into.entries[2 * i + 1] != 0) {

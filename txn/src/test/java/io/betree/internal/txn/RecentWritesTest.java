@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class RecentWritesTest {
@@ -73,86 +74,90 @@ class RecentWritesTest {
         for (long k = 0; k < keys; k++) {
             given.put(k, ConcurrentHashMap.newKeySet());
         }
-        AtomicBoolean done = new AtomicBoolean();
-        AtomicReference<String> wrong = new AtomicReference<>();
-        List<Thread> readers = new ArrayList<>();
-        for (int r = 0; r < 2; r++) {
-            long seed = r;
-            Thread t = new Thread(() -> {
-                Random rnd = new Random(seed);
-                while (!done.get() && wrong.get() == null) {
+        String wrong = raceReadersWithWriter(rnd -> {
+            long hash = rnd.nextInt(keys);
+            long got = table.get(hash);
+            return got != 0 && !given.get(hash).contains(got) ? "key " + hash + " reported commit " + got
+                    + ", never given it" : null;
+        }, () -> {
+            Random rnd = new Random(7);
+            for (long ts = 1; ts <= 20_000; ts++) {
+                Set<Long> written = new HashSet<>();
+                for (int w = 0; w < 20; w++) {
                     long hash = rnd.nextInt(keys);
-                    long got = table.get(hash);
-                    if (got != 0 && !given.get(hash).contains(got)) {
-                        wrong.set("key " + hash + " reported commit " + got + ", never given it");
+                    if (written.add(hash)) {
+                        given.get(hash).add(ts); // before the put, so a reader that sees it finds it here
+                        table.put(hash, ts);
                     }
                 }
-            });
-            t.start();
-            readers.add(t);
-        }
-        Random rnd = new Random(7);
-        for (long ts = 1; ts <= 20_000; ts++) {
-            Set<Long> written = new HashSet<>();
-            for (int w = 0; w < 20; w++) {
-                long hash = rnd.nextInt(keys);
-                if (written.add(hash)) {
-                    given.get(hash).add(ts); // before the put, so a reader that sees it finds it here
-                    table.put(hash, ts);
-                }
+                table.advanceHorizon(Math.max(0, ts - 10));
             }
-            table.advanceHorizon(Math.max(0, ts - 10));
-        }
-        done.set(true);
-        for (Thread t : readers) {
-            t.join();
-        }
-        assertEquals(null, wrong.get());
+        });
+        assertEquals(null, wrong);
     }
 
     /**
      * A lookup never misses an entry that was fresh before it began, even while the writer rebuilds
-     * the table in place: keys written by every commit must always be found at that commit or later.
+     * the table into a reused array: keys written by every commit must be found at that commit or later.
      */
     @Test
-    void lookupsDuringRebuildsInPlaceMissNoFreshEntry() throws Exception {
+    void lookupsDuringRebuildsMissNoFreshEntry() throws Exception {
         RecentWrites table = new RecentWrites();
         int steady = 64;
         AtomicLong completed = new AtomicLong();
+        String wrong = raceReadersWithWriter(rnd -> {
+            long before = completed.get();
+            long hash = -1 - rnd.nextInt(steady);
+            long got = table.get(hash);
+            return got < before ? "key " + hash + " reported commit " + got + ", after commit " + before
+                    + " wrote it" : null;
+        }, () -> {
+            Random rnd = new Random(11);
+            for (long ts = 1; ts <= 30_000; ts++) {
+                for (long k = 1; k <= steady; k++) {
+                    table.put(-k, ts);
+                }
+                for (int w = 0; w < 40; w++) {
+                    table.put(rnd.nextLong() & Long.MAX_VALUE, ts);
+                }
+                completed.set(ts);
+                table.advanceHorizon(ts - 1);
+            }
+        });
+        assertEquals(null, wrong);
+    }
+
+    /**
+     * Runs {@code writer} on this thread while two reader threads repeat {@code check} (given a
+     * random source of their own), until the writer is done or a check returns what went wrong;
+     * returns the first such report, or null.
+     */
+    private static String raceReadersWithWriter(Function<Random, String> check, Runnable writer)
+            throws InterruptedException {
         AtomicBoolean done = new AtomicBoolean();
         AtomicReference<String> wrong = new AtomicReference<>();
         List<Thread> readers = new ArrayList<>();
         for (int r = 0; r < 2; r++) {
-            long seed = r;
+            Random rnd = new Random(r);
             Thread t = new Thread(() -> {
-                Random rnd = new Random(seed);
                 while (!done.get() && wrong.get() == null) {
-                    long before = completed.get();
-                    long hash = -1 - rnd.nextInt(steady);
-                    long got = table.get(hash);
-                    if (got < before) {
-                        wrong.set("key " + hash + " reported commit " + got + ", after commit " + before + " wrote it");
+                    String problem = check.apply(rnd);
+                    if (problem != null) {
+                        wrong.compareAndSet(null, problem);
                     }
                 }
             });
             t.start();
             readers.add(t);
         }
-        Random rnd = new Random(11);
-        for (long ts = 1; ts <= 30_000; ts++) {
-            for (long k = 1; k <= steady; k++) {
-                table.put(-k, ts);
+        try {
+            writer.run();
+        } finally {
+            done.set(true);
+            for (Thread t : readers) {
+                t.join();
             }
-            for (int w = 0; w < 40; w++) {
-                table.put(rnd.nextLong() & Long.MAX_VALUE, ts);
-            }
-            completed.set(ts);
-            table.advanceHorizon(ts - 1);
         }
-        done.set(true);
-        for (Thread t : readers) {
-            t.join();
-        }
-        assertEquals(null, wrong.get());
+        return wrong.get();
     }
 }
