@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Threads are daemons, started on demand and ended after a minute idle: one per four cores, at
  * least two, at most eight, and each cache runs up to {@link #TASKS_PER_CACHE} tasks at once. With
  * one thread, a one-writer delete-FIFO load kept it busy about half the time compressing and
- * writing back, one node after another, while both flushers waited for room at the budget (10 s
- * of a 145 s run) with a core partly idle. The threads allocate node memory through the allocation
+ * writing back, one node after another, while both flushers waited for room at the budget
+ * (10.3-10.9 s in waits of 10 ms or more, in runs of 147-151 s) with a core partly idle. The threads allocate node memory through the allocation
  * thread: each thread that allocates directly gets an arena of the C allocator that keeps what it
  * frees (an iiBench run went past its 512 MiB cap with two evictor threads allocating directly).
  */

@@ -50,7 +50,6 @@ public final class NodeCache {
     private final Condition roomMade = lock.newCondition();
     /** Signalled when a claim held with the lock released ends (see {@link #writeOut}). */
     private final Condition claimEnded = lock.newCondition();
-    /** Whether an eviction task of this cache is queued or running ({@link Evictors}). */
     /** Eviction tasks queued or running, at most {@link Evictors#TASKS_PER_CACHE}. */
     private int evictionTasks;
     private boolean stopping;

@@ -7,9 +7,9 @@ import java.util.List;
 /**
  * Freed buffers larger than a pool chunk (whole-node images, decompressed nodes), kept for the next
  * request of about their size instead of going back to the C allocator. Each such buffer is an
- * allocation of its own, which the JDK zeroes, so that every page of it faults in afresh: under a
- * process memory cap, where faults wait for the kernel to reclaim page cache, one took up to 42 ms
- * on the allocation thread, and smaller requests queued behind it (2,000 waits of 5-50 ms in a
+ * allocation of its own: under a process memory cap one took up to 42 ms on the allocation thread
+ * (why, whether the C allocator or page faults waiting for the kernel to reclaim page cache, was
+ * not measured), and smaller requests queued behind it (2,000 waits of 5-50 ms in a
  * 64 MiB-cache iiBench load, writers' among them; keeping up to six, the waits of 10 ms or more
  * fell from 1,484 to 152). A kept buffer stays in the pool's count, so the caches' budgets still
  * see it ({@link NodeMemory#footprint}); hence few are kept.

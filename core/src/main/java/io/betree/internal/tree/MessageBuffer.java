@@ -322,7 +322,7 @@ public final class MessageBuffer {
     private void mergeLastRuns() {
         int b = runEnds[runs - 2];
         int c = runEnds[runs - 1];
-        int a = firstAfter(runStart(runs - 2), b, b);
+        int a = firstAfter(runStart(runs - 2), b);
         runs--;
         runEnds[runs - 1] = c;
         if (a == b) {
@@ -369,15 +369,15 @@ public final class MessageBuffer {
 
     /**
      * The first position in the sorted positions {@code [from, to)} whose message sorts after the
-     * one at {@code pivot}, or {@code to}. The earlier run's messages before it already sort before
+     * one at {@code to} (the first of the run that follows), or {@code to}. The earlier run's messages before it already sort before
      * the whole later run (its first message is its least), so a merge leaves them where they are;
      * when it is {@code to}, the runs are in order and merging them moves nothing: a primary key
      * written in ascending order, a queue's tail, a time series' newest step.
      */
-    private int firstAfter(int from, int to, int pivot) {
-        long prefix = prefixAt(pivot);
-        long prefix2 = prefix2At(pivot);
-        int offset = offsetAt(pivot);
+    private int firstAfter(int from, int to) {
+        long prefix = prefixAt(to);
+        long prefix2 = prefix2At(to);
+        int offset = offsetAt(to);
         if (compareEntries(prefixAt(to - 1), prefix2At(to - 1), offsetAt(to - 1), prefix, prefix2, offset) < 0) {
             return to;
         }

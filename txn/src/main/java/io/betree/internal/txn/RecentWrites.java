@@ -33,6 +33,8 @@ import java.util.Arrays;
 final class RecentWrites {
     private static final int MIN_CAPACITY = 1 << 10;
     private static final int MAX_CAPACITY = 1 << 29;
+    /** Oversized rebuilds in a row after which a rebuild shrinks the table. */
+    private static final int SHRINK_AFTER = 16;
     private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(long[].class);
     /** The timestamp of a slot whose key is being replaced. */
     private static final long BUSY = -1;
@@ -63,8 +65,7 @@ final class RecentWrites {
     private volatile Slots slots = new Slots(MIN_CAPACITY);
     /** Entries at or below this are stale. Writer only. */
     private long horizon;
-    /** Rebuilds in a row that found the table four times the size its fresh entries need. */
-    private static final int SHRINK_AFTER = 16;
+    /** Rebuilds in a row that found the table four times the size its fresh entries need. Writer only. */
     private int oversizedRebuilds;
     /**
      * The generation before the current one, when of the current one's size: the next rebuild
