@@ -89,7 +89,7 @@ public final class NodeMemory {
             int huge = HugeBuffers.roundUp(size);
             buf = HUGE.take(huge);
             if (buf == null) {
-                buf = AllocationThread.allocate(() -> POOL.directBuffer(huge, huge));
+                buf = AllocationThread.allocateHuge(() -> POOL.directBuffer(huge, huge));
             }
         } else {
             // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.

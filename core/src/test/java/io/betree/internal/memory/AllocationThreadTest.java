@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Allocations on callers' threads go through the one allocation thread: results and failures come
+ * Allocations on callers' threads go through the allocation threads: results and failures come
  * back to the caller, and an interrupt loses neither the memory nor the caller's interrupt flag.
  */
 class AllocationThreadTest {
@@ -29,6 +29,15 @@ class AllocationThreadTest {
         assertEquals(256 << 10, memory.used());
         memory.release(buf);
         assertEquals(0, memory.used());
+    }
+
+    @Test
+    void buffersLargerThanAChunkHaveAThreadOfTheirOwn() {
+        String[] where = new String[2];
+        AllocationThread.allocateHuge(() -> where[0] = Thread.currentThread().getName());
+        AllocationThread.allocate(() -> where[1] = Thread.currentThread().getName());
+        assertEquals("betree-allocator-huge", where[0]);
+        assertEquals("betree-allocator", where[1]);
     }
 
     @Test
