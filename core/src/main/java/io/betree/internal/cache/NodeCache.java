@@ -77,6 +77,19 @@ public final class NodeCache {
     }
 
     /**
+     * Pins the entry of {@code blockNumber} if it is in the cache and free to pin at once; returns
+     * null, having read and waited for nothing, otherwise (absent, being written for a checkpoint).
+     */
+    public CacheEntry pinIfCached(long blockNumber) {
+        CacheEntry cached = entries.get(blockNumber);
+        if (cached != null && !cached.checkpointPending && cached.tryPin()) {
+            cached.referenced = true;
+            return cached;
+        }
+        return null;
+    }
+
+    /**
      * Pins the entry of {@code blockNumber}, fetching it from the backing store when absent.
      *
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged

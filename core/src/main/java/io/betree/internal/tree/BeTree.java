@@ -403,15 +403,15 @@ public final class BeTree {
         while (i < n) {
             // The sequential path needs the structure lock, which a flusher holds through a whole
             // flush step (tens of milliseconds): a writer that would wait appends to the root instead.
+            int next = -1;
             if (beyondMaxKey(writes.get(i)) && structure.writeLock().tryLock()) {
                 try {
-                    i = appendSequentialRun(writes, i, msn);
+                    next = appendSequentialRun(writes, i, msn);
                 } finally {
                     structure.writeLock().unlock();
                 }
-            } else {
-                i = appendToRootRun(writes, i, msn);
             }
+            i = next >= 0 ? next : appendToRootRun(writes, i, msn);
             rootSize = rootBytes;
         }
         return rootSize;
@@ -428,7 +428,10 @@ public final class BeTree {
     /**
      * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
      * every key so far. Puts go down the sequential path to the rightmost leaf, which changes nodes
-     * below the root; deletes there have nothing to delete. Returns where the run ended.
+     * below the root; deletes there have nothing to delete. Returns where the run ended, or -1,
+     * having written nothing, when a node or basement on that path is not in the cache: a writer
+     * does not read nodes (under a 64 MiB cache, reading them made commits of a sequential load
+     * wait 8-60 ms), so the run goes to the root's buffer, and the flushers bring the path back.
      */
     private int appendSequentialRun(List<? extends TreeWrite> writes, int from, long msn) {
         rootLatch.writeLock().lock();
@@ -436,6 +439,9 @@ public final class BeTree {
             InternalNode root = store.pinRoot(rootBlock);
             int i = from;
             try {
+                if (!store.rightmostPathCached(root)) {
+                    return -1;
+                }
                 for (; i < writes.size() && beyondMaxKey(writes.get(i)); i++) {
                     TreeWrite w = writes.get(i);
                     if (w.type() == MessageType.DELETE) {

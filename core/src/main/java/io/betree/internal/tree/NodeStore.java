@@ -69,6 +69,43 @@ final class NodeStore {
     }
 
     /**
+     * Whether every node on the path from {@code root} (pinned by the caller) down its last
+     * children, and the rightmost leaf's last basement, is in the cache, so that a walk down that
+     * path reads nothing (unless the evictor takes one meanwhile). Reads nothing itself; the
+     * caller holds the structure lock, so the path cannot change.
+     */
+    boolean rightmostPathCached(InternalNode root) {
+        CacheEntry node = root;
+        try {
+            while (node instanceof InternalNode in) {
+                CacheEntry child = cache.pinIfCached(in.children.get(in.children.size() - 1));
+                if (child == null) {
+                    return false;
+                }
+                if (node != root) {
+                    cache.release(node, false);
+                }
+                node = child;
+                int height = child instanceof InternalNode c ? c.height : 0;
+                if (height != in.height - 1 || child instanceof Basement) {
+                    return false; // damaged: the walk that reads it reports it
+                }
+            }
+            LeafNode leaf = (LeafNode) node;
+            CacheEntry last = cache.pinIfCached(leaf.basements.get(leaf.basements.size() - 1));
+            if (last == null) {
+                return false;
+            }
+            cache.release(last, false);
+            return true;
+        } finally {
+            if (node != root) {
+                cache.release(node, false);
+            }
+        }
+    }
+
+    /**
      * Pins child {@code i} of {@code parent}, checking that it sits one level below: a damaged
      * pointer (to itself, an ancestor or another level) must not send a descent in circles.
      */

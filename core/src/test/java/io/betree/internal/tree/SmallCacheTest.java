@@ -85,6 +85,48 @@ class SmallCacheTest {
         }
     }
 
+    @Test
+    void aSequentialWriterReadsNoNodeTheCacheDroppedAndAppendsToTheRootInstead() throws Exception {
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("sequential.data"))) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 2L << 20);
+            try {
+                BeTree tree = BeTree.create(cache, file, new TreeConfig(64 << 10, 4 << 10, 4,
+                        Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
+                byte[] value = new byte[100];
+                long msn = 0;
+                long next = 0;
+                for (; next < 30_000; next++) {
+                    tree.write(MessageType.PUT, key(next), value, ++msn);
+                }
+                java.util.Random rnd = new java.util.Random(20261125);
+                int toRoot = 0;
+                for (int round = 0; round < 100 && toRoot == 0; round++) {
+                    // Reads of older rows fill the cache, and the evictor drops the rest, in time
+                    // the rightmost path too.
+                    for (int i = 0; i < 2_000; i++) {
+                        tree.get(key(rnd.nextInt(20_000)), msn);
+                    }
+                    long k = next++;
+                    long m = ++msn;
+                    boolean wentToRoot = BeTree.withFlushesPaused(java.util.List.of(tree), () -> {
+                        long misses = cache.stats().misses();
+                        tree.write(MessageType.PUT, key(k), value, m);
+                        assertEquals(misses, cache.stats().misses(), "the writer read a node");
+                        return tree.rootFullness() > 0;
+                    });
+                    toRoot += wentToRoot ? 1 : 0;
+                }
+                assertTrue(toRoot > 0, "the reads never made the cache drop the rightmost path");
+                for (long k = 0; k < next; k++) {
+                    assertArrayEquals(value, tree.get(key(k), msn), "row " + k);
+                }
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
     private static byte[] key(long k) {
         return ByteBuffer.allocate(8).putLong(k).array();
     }
