@@ -251,8 +251,8 @@ final class Reshaper {
     // ---- splits and merges ----
 
     /**
-     * Brings child {@code i} of {@code parent} back within its limits by splitting or merging it.
-     * Consumes the pin on {@code child}.
+     * Brings child {@code i} of {@code parent} back within its limits by splitting or merging it;
+     * on the {@code sequential} path only by splitting. Consumes the pin on {@code child}.
      */
     void fixChild(InternalNode parent, int i, CacheEntry child, boolean sequential) {
         List<byte[]> separators = new ArrayList<>();
@@ -267,7 +267,11 @@ final class Reshaper {
                 store.unpin(p, true);
             }
         }
-        if (pieces.isEmpty() && shouldMerge(parent, child)) {
+        // Not on the sequential path: its rightmost node is underfull after every split until
+        // appends fill it, and checking whether it could merge pinned its left sibling, which
+        // sequential writes never return to and the cache may have dropped, so that writers read
+        // it back.
+        if (pieces.isEmpty() && !sequential && shouldMerge(parent, child)) {
             mergeWithSibling(parent, i, child);
         } else {
             store.unpin(child, true);

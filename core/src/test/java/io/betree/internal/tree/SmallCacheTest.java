@@ -89,14 +89,16 @@ class SmallCacheTest {
     void aSequentialWriterReadsNoNodeTheCacheDroppedAndAppendsToTheRootInstead() throws Exception {
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("sequential.data"))) {
             NodeMemory memory = new NodeMemory();
-            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 2L << 20);
+            // Twice the cache's size in rows, and room enough that the cache stays below its hard
+            // limit, past which even the root may go.
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 8L << 20);
             try {
                 BeTree tree = BeTree.create(cache, file, new TreeConfig(64 << 10, 4 << 10, 4,
                         Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
                 byte[] value = new byte[100];
                 long msn = 0;
                 long next = 0;
-                for (; next < 30_000; next++) {
+                for (; next < 150_000; next++) {
                     tree.write(MessageType.PUT, key(next), value, ++msn);
                 }
                 java.util.Random rnd = new java.util.Random(20261125);
@@ -105,7 +107,7 @@ class SmallCacheTest {
                     // Reads of older rows fill the cache, and the evictor drops the rest, in time
                     // the rightmost path too.
                     for (int i = 0; i < 2_000; i++) {
-                        tree.get(key(rnd.nextInt(20_000)), msn);
+                        tree.get(key(rnd.nextInt(100_000)), msn);
                     }
                     long k = next++;
                     long m = ++msn;
