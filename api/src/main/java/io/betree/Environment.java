@@ -215,13 +215,16 @@ public final class Environment implements AutoCloseable {
     // ---- called by Index and Transaction ----
 
     void commit(long snapshotTs, List<WriteOp> ops) {
-        commit(snapshotTs, ops, () -> { });
+        commit(snapshotTs, ops, System.nanoTime(), () -> { });
     }
 
-    /** As {@link #commit(long, List)}, running {@code whenVisible} once the commit is visible. */
-    void commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
+    /**
+     * As {@link #commit(long, List)}, for a transaction begun at {@code startedNanos}
+     * ({@link System#nanoTime}), running {@code whenVisible} once the commit is visible.
+     */
+    void commit(long snapshotTs, List<WriteOp> ops, long startedNanos, Runnable whenVisible) {
         try {
-            engine.commit(snapshotTs, ops, whenVisible);
+            engine.commit(snapshotTs, ops, startedNanos, whenVisible);
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }

@@ -43,6 +43,8 @@ public final class Transaction implements AutoCloseable {
 
     private final Environment env;
     private final long snapshotTs;
+    /** When the transaction began ({@link System#nanoTime}): back-pressure counts from there. */
+    private final long startedNanos = System.nanoTime();
     private final Map<Index, WriteSet> writes = new LinkedHashMap<>();
     /** About the heap the pending writes in {@link #writes} take. */
     private long heapBytes;
@@ -88,7 +90,7 @@ public final class Transaction implements AutoCloseable {
         try {
             // The snapshot ends as soon as the commit is visible, not after the commit has waited
             // for the flushers: it holds back the horizon meanwhile.
-            env.commit(snapshotTs, ops, this::endSnapshot);
+            env.commit(snapshotTs, ops, startedNanos, this::endSnapshot);
         } finally {
             finish();
         }

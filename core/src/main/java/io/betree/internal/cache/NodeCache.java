@@ -229,6 +229,15 @@ public final class NodeCache {
     }
 
     /**
+     * How far the cache has gone into its headroom: 0 within its budget, 1 at the hard limit (more
+     * past it). Back-pressure slows writers as it rises, before they must stop at the limit.
+     */
+    public double headroomUsed() {
+        long over = heldBytes() - budgetBytes;
+        return over <= 0 ? 0 : (double) over / (hardLimitBytes - budgetBytes);
+    }
+
+    /**
      * Waits until the cache is back within its budget, not just its hard limit: for background
      * work that brings nodes in by the megabyte (a flush step loads and rewrites children), so
      * that the headroom between budget and hard limit stays free for writers, who wait only past
@@ -289,7 +298,8 @@ public final class NodeCache {
     /**
      * What the budget limits: the cached entries, or, when larger, the environment's whole share of
      * the off-heap pool (buffers outside the cache, such as checkpoint images and merges in
-     * progress, and chunks that are only partly used). Lock held.
+     * progress, and chunks that are only partly used). Also read without the lock, where a figure
+     * a moment old will do ({@link #awaitBelow}'s first check, {@link #headroomUsed}).
      */
     private long heldBytes() {
         return Math.max(accountedBytes.get(), memory.footprint());

@@ -25,6 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * writers per tree than 16 (not measured), their own delays may no longer hold them below the
  * flushers; they then reach the stop, which still bounds memory.
  *
+ * <p>Two refinements. A commit that took longer than usual ({@link UsualCommitTime}) is delayed by
+ * that much less: its writer was already kept from writing. And a node cache that has gone a
+ * quarter of the way into its headroom above the budget slows writers too, up to the same longest
+ * delay at the hard limit, past which they stop inside the tree until the evictor has made room
+ * ({@link NodeStore#awaitRoom}); writers used to run at full speed into that stop (waits of 10 ms
+ * at a time, 100-200 ms in all for a batch, while a checkpoint's writes slowed the evictors).
+ *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
  * serves every tree of the process.
@@ -34,6 +41,12 @@ final class BackPressure {
     static final double SLOW_FROM = 2.0;
     /** Root size, in node sizes, from which writers wait until the root shrinks. */
     static final double STOP_AT = 4.0;
+    /**
+     * Share of the node cache's headroom above its budget ({@link BeTree#cacheHeadroomUsed}) from
+     * which writers are slowed, up to {@link #MAX_DELAY_NANOS} at the hard limit, where they stop
+     * until the evictor has made room.
+     */
+    static final double MEMORY_SLOW_FROM = 0.25;
     /** The longest delay of a writer whose roots are just below {@link #STOP_AT}. */
     static final long MAX_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(40);
     /** How often a stopped writer looks again, in case a shrink came before it waited. */
@@ -48,21 +61,34 @@ final class BackPressure {
     }
 
     /**
-     * Delays the calling writer as the fullest root among {@code trees} requires; returns the
-     * nanoseconds it waited. The caller holds no lock of any tree.
+     * Delays the calling writer as the fullest root among {@code trees} requires, less the time
+     * by which its commit, which took {@code commitNanos} (0: not known), overran the usual commit
+     * to that tree ({@link UsualCommitTime}); returns the nanoseconds it waited. The caller holds
+     * no lock of any tree.
      */
-    long holdBack(List<BeTree> trees) {
+    long holdBack(List<BeTree> trees, long commitNanos) {
         BeTree tree = fullestTree(trees);
-        double fullest = tree == null ? 0 : tree.rootFullness();
-        if (fullest <= SLOW_FROM) {
+        if (tree == null) {
+            return 0;
+        }
+        long overrun = commitNanos > 0 ? tree.usualCommitTime.overrun(commitNanos) : 0;
+        double fullest = tree.rootFullness();
+        double memory = tree.cacheHeadroomUsed();
+        if (fullest <= SLOW_FROM && memory <= MEMORY_SLOW_FROM) {
             return 0;
         }
         long start = System.nanoTime();
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            long end = start + (long) (MAX_DELAY_NANOS * (fullest - SLOW_FROM) / (STOP_AT - SLOW_FROM));
-            // The delay ends early if the root shrinks back below the slow-down mark meanwhile.
-            for (long left = end - System.nanoTime(); left > 0 && tree.rootFullness() > SLOW_FROM;
+            long delay = Math.max(rootDelay(fullest), memoryDelay(memory)) - overrun;
+            if (delay <= 0) {
+                return 0;
+            }
+            long end = start + delay;
+            // The delay ends early if the root shrinks back below the slow-down mark meanwhile
+            // (and the cache is back out of the part of its headroom that slows writers).
+            for (long left = end - System.nanoTime(); left > 0
+                    && (tree.rootFullness() > SLOW_FROM || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM);
                     left = end - System.nanoTime()) {
                 awaitShrink(left);
             }
@@ -74,6 +100,17 @@ final class BackPressure {
             }
         }
         return System.nanoTime() - start;
+    }
+
+    /** The delay a root of {@code fullness} node sizes asks for, below the stop. */
+    private static long rootDelay(double fullness) {
+        return fullness <= SLOW_FROM ? 0 : (long) (MAX_DELAY_NANOS * (fullness - SLOW_FROM) / (STOP_AT - SLOW_FROM));
+    }
+
+    /** The delay a cache that has used {@code headroomUsed} of its headroom asks for. */
+    private static long memoryDelay(double headroomUsed) {
+        return headroomUsed <= MEMORY_SLOW_FROM ? 0
+                : (long) (MAX_DELAY_NANOS * Math.min(1, (headroomUsed - MEMORY_SLOW_FROM) / (1 - MEMORY_SLOW_FROM)));
     }
 
     /** Wakes writers held back: a flusher has made a root smaller. */

@@ -71,6 +71,8 @@ public final class BeTree {
      * under the structure lock waited for whole flush steps of the flusher.
      */
     private volatile long rootBytes;
+    /** How long commits to this tree usually take, for back-pressure. */
+    final UsualCommitTime usualCommitTime = new UsualCommitTime();
     /** Guarded by {@code writers}. */
     private byte[] maxKey;
     private boolean maxKeyKnown;
@@ -360,10 +362,17 @@ public final class BeTree {
      * twice its size), delays the calling writer, longer the fuller the roots, and past four times
      * their size until the flushers have caught up (see {@link BackPressure}). Writers call it after
      * their commit is visible, holding no lock, so that nobody waits for them meanwhile; it never
-     * flushes on the caller's thread. Returns the nanoseconds the caller waited.
+     * flushes on the caller's thread. A commit that took longer than usual, {@code commitNanos}
+     * from its transaction's start until visible (0: not known), is delayed that much less.
+     * Returns the nanoseconds the caller waited.
      */
-    public static long holdWritersBack(List<BeTree> trees) {
-        return BackPressure.PROCESS.holdBack(trees);
+    public static long holdWritersBack(List<BeTree> trees, long commitNanos) {
+        return BackPressure.PROCESS.holdBack(trees, commitNanos);
+    }
+
+    /** How far the node cache has gone into its headroom above the budget: 0 within it, 1 at the hard limit. */
+    double cacheHeadroomUsed() {
+        return store.cacheHeadroomUsed();
     }
 
     /** Has a flusher thread bring the root back within its size, unless one is queued already. */

@@ -151,6 +151,11 @@ final class NodeStore {
         cache.awaitRoom();
     }
 
+    /** How far the cache has gone into its headroom above the budget ({@link NodeCache#headroomUsed}). */
+    double cacheHeadroomUsed() {
+        return cache.headroomUsed();
+    }
+
     /** Waits, if the cache is over its budget, until the evictor has brought it back within. */
     void awaitBudget() {
         cache.awaitBudget();

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * that its root grows as far as the test wants: writes go on appending to the root meanwhile; a
  * writer is not held back while the root is small, is delayed briefly while it is between twice and
  * four times its size, and past that waits until flushing resumes and brings the root back, never
- * flushing on its own thread.
+ * flushing on its own thread. A commit that already took longer than usual is delayed that much
+ * less, and a cache that has gone into its headroom above the budget slows writers too.
  */
 class BackPressureTest {
     @TempDir
@@ -62,14 +63,14 @@ class BackPressureTest {
     @Test
     void aSmallRootHoldsNobodyBack() {
         writeUntilFullness(0.5);
-        assertEquals(0, BeTree.holdWritersBack(List.of(tree)));
+        assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
     }
 
     @Test
     void writersAppendWhileFlushesArePausedAndAreDelayedBrieflyPastTwiceTheRootSize() {
         BeTree.withFlushesPaused(List.of(tree), () -> {
             writeUntilFullness(2.5);
-            long waited = BeTree.holdWritersBack(List.of(tree));
+            long waited = BeTree.holdWritersBack(List.of(tree), 0);
             assertTrue(waited > 0, "a root at 2.5 times its size should delay the writer");
             assertTrue(waited < TimeUnit.SECONDS.toNanos(5), "a delay, not a stop: waited " + waited + " ns");
             return null;
@@ -83,7 +84,7 @@ class BackPressureTest {
             int writers = 16;
             List<CompletableFuture<Long>> waits = new java.util.ArrayList<>();
             for (int i = 0; i < writers; i++) {
-                waits.add(CompletableFuture.supplyAsync(() -> BeTree.holdWritersBack(List.of(tree)),
+                waits.add(CompletableFuture.supplyAsync(() -> BeTree.holdWritersBack(List.of(tree), 0),
                         r -> new Thread(r).start()));
             }
             // In a queue the last of 16 writers would wait 16 delays of up to 30 ms each.
@@ -94,6 +95,47 @@ class BackPressureTest {
             }
             return null;
         });
+    }
+
+    @Test
+    void aCommitThatTookLongerThanUsualIsDelayedThatMuchLess() {
+        BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(3.0); // a delay of about half the longest
+            long usual = TimeUnit.MILLISECONDS.toNanos(2);
+            for (int i = 0; i < 20; i++) {
+                tree.usualCommitTime.overrun(usual);
+            }
+            long overran = usual + BackPressure.MAX_DELAY_NANOS;
+            assertEquals(0, BeTree.holdWritersBack(List.of(tree), overran),
+                    "a commit that overran by more than its delay is not delayed");
+            assertTrue(BeTree.holdWritersBack(List.of(tree), usual) > 0, "a usual commit still is");
+            return null;
+        });
+    }
+
+    @Test
+    void aCacheIntoItsHeadroomSlowsWritersBeforeTheyMustWaitAtTheHardLimit() {
+        writeUntilFullness(0.5);
+        assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
+        // Buffers of the cache's memory that are not cache entries, which no eviction frees:
+        // the budget counts them (checkpoint images, merges in progress), taking the cache 80% of
+        // the way from its budget (16 MiB) to its hard limit (20 MiB).
+        List<io.netty.buffer.ByteBuf> held = new java.util.ArrayList<>();
+        try {
+            while (tree.cacheHeadroomUsed() < 0.8) {
+                held.add(memory.allocate(256 << 10));
+            }
+            long waited = BeTree.holdWritersBack(List.of(tree), 0);
+            assertTrue(waited >= BackPressure.MAX_DELAY_NANOS / 2,
+                    "a cache 80% into its headroom delays the writer: waited " + waited + " ns");
+            assertTrue(waited < TimeUnit.SECONDS.toNanos(5), "a delay, not a stop: waited " + waited + " ns");
+        } finally {
+            held.forEach(memory::release);
+        }
+        while (tree.cacheHeadroomUsed() > BackPressure.MEMORY_SLOW_FROM) {
+            Thread.onSpinWait(); // the footprint is re-measured within a millisecond
+        }
+        assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
     }
 
     @Test
@@ -113,7 +155,7 @@ class BackPressureTest {
         }));
         pauser.start();
         assertTrue(rootFull.await(60, TimeUnit.SECONDS));
-        Thread held = new Thread(() -> writer.complete(BeTree.holdWritersBack(List.of(tree))));
+        Thread held = new Thread(() -> writer.complete(BeTree.holdWritersBack(List.of(tree), 0)));
         held.start();
         try {
             writer.get(300, TimeUnit.MILLISECONDS);

@@ -319,19 +319,20 @@ public final class Engine implements AutoCloseable {
      * @throws BetreeException if logging or applying fails; the engine then refuses further work
      */
     public void commit(long snapshotTs, List<WriteOp> ops) {
-        commit(snapshotTs, ops, () -> { });
+        commit(snapshotTs, ops, System.nanoTime(), () -> { });
     }
 
     /**
      * As {@link #commit(long, List)}, running {@code whenVisible} once the commit is visible, before
-     * the caller may be held back and before the sync ({@link TransactionManager#commit(long, List, Runnable)}).
+     * the caller may be held back and before the sync ({@link TransactionManager#commit(long, List, long,
+     * Runnable)}); {@code startedNanos} is when the transaction began ({@link System#nanoTime}).
      */
-    public void commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
+    public void commit(long snapshotTs, List<WriteOp> ops, long startedNanos, Runnable whenVisible) {
         checkOpen();
         if (ops.isEmpty()) {
             return;
         }
-        logAndSync(() -> txns.commit(snapshotTs, ops, whenVisible));
+        logAndSync(() -> txns.commit(snapshotTs, ops, startedNanos, whenVisible));
     }
 
     /**

@@ -63,7 +63,7 @@ final class LargeCommitStream {
             if (batch.size() == APPLY_BATCH || !it.hasNext()) {
                 tree.writeAll(batch, ts);
                 batch.clear();
-                waited += BeTree.holdWritersBack(List.of(tree));
+                waited += BeTree.holdWritersBack(List.of(tree), 0);
             }
         }
         return waited;

@@ -222,7 +222,7 @@ public final class TransactionManager implements MvccHorizon {
      * @throws EnvironmentFailedException if an earlier commit was logged but not wholly applied
      */
     public long commit(long snapshotTs, List<WriteOp> ops) {
-        return commit(snapshotTs, ops, () -> { });
+        return commit(snapshotTs, ops, System.nanoTime(), () -> { });
     }
 
     /**
@@ -230,8 +230,10 @@ public final class TransactionManager implements MvccHorizon {
      * before the caller may be held back for the flushers: a transaction ends its snapshot there, so
      * that the time it is held back does not hold back the horizon (which keeps row versions and
      * the keys of recent commits, {@link ConflictTable}). Not run if the commit does not happen.
+     * {@code startedNanos} is when the transaction began ({@link System#nanoTime}): a commit that
+     * took longer than usual from there is held back that much less.
      */
-    public long commit(long snapshotTs, List<WriteOp> ops, Runnable whenVisible) {
+    public long commit(long snapshotTs, List<WriteOp> ops, long startedNanos, Runnable whenVisible) {
         long[] hashes = new long[ops.size()];
         List<CommitRecord.Op> logged = new ArrayList<>(ops.size());
         for (int i = 0; i < hashes.length; i++) {
@@ -306,7 +308,7 @@ public final class TransactionManager implements MvccHorizon {
         whenVisible.run();
         // Visible, and out of every tree's turn: waiting for the flushers now delays only this
         // writer, not the commits behind it.
-        holdBack(trees);
+        holdBack(trees, System.nanoTime() - startedNanos);
         return position;
     }
 
@@ -500,8 +502,8 @@ public final class TransactionManager implements MvccHorizon {
     }
 
     /** Back-pressure: delays the writer of {@code trees} while their flushers catch up. */
-    private void holdBack(List<BeTree> trees) {
-        writerWaitNanos.addAndGet(BeTree.holdWritersBack(trees));
+    private void holdBack(List<BeTree> trees, long commitNanos) {
+        writerWaitNanos.addAndGet(BeTree.holdWritersBack(trees, commitNanos));
     }
 
     /**
@@ -530,7 +532,7 @@ public final class TransactionManager implements MvccHorizon {
         } finally {
             commitGate.unlock();
         }
-        holdBack(treesOf(byTree));
+        holdBack(treesOf(byTree), 0);
     }
 
     private void checkUsable() {
