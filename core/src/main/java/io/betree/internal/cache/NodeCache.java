@@ -78,7 +78,8 @@ public final class NodeCache {
 
     /**
      * Pins the entry of {@code blockNumber} if it is in the cache and free to pin at once; returns
-     * null, having read and waited for nothing, otherwise (absent, being written for a checkpoint).
+     * null, having read and waited for nothing, otherwise (absent, owed to a checkpoint, or
+     * claimed by the evictor).
      */
     public CacheEntry pinIfCached(long blockNumber) {
         CacheEntry cached = entries.get(blockNumber);
@@ -234,7 +235,17 @@ public final class NodeCache {
      */
     public double headroomUsed() {
         long over = heldBytes() - budgetBytes;
-        return over <= 0 ? 0 : (double) over / (hardLimitBytes - budgetBytes);
+        if (over <= 0) {
+            return 0;
+        }
+        // What eviction cannot free (roots kept resident, the pool's partly used chunks) must not
+        // slow writers for good: only a cache the evictor can bring down counts.
+        lock.lock();
+        try {
+            return ring.anyEvictable(false) ? (double) over / (hardLimitBytes - budgetBytes) : 0;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**

@@ -420,7 +420,8 @@ public final class BeTree {
                     structure.writeLock().unlock();
                 }
             }
-            i = next >= 0 ? next : appendToRootRun(writes, i, msn);
+            // A run the sequential path turned away goes into the root whole, not a write at a time.
+            i = next >= 0 ? next : appendToRootRun(writes, i, msn, next == -1 && beyondMaxKey(writes.get(i)));
             rootSize = rootBytes;
         }
         return rootSize;
@@ -446,9 +447,11 @@ public final class BeTree {
         rootLatch.writeLock().lock();
         try {
             InternalNode root = store.pinRoot(rootBlock);
+            List<CacheEntry> path = null;
             int i = from;
             try {
-                if (!store.rightmostPathCached(root)) {
+                path = store.pinRightmostPathIfCached(root);
+                if (path == null) {
                     return -1;
                 }
                 for (; i < writes.size() && beyondMaxKey(writes.get(i)); i++) {
@@ -463,7 +466,10 @@ public final class BeTree {
                 noteRootSize(root);
                 return i;
             } finally {
-                store.unpin(root, true);
+                if (path != null) {
+                    store.releasePath(path);
+                }
+                store.unpin(root, path != null);
             }
         } finally {
             rootLatch.writeLock().unlock();
@@ -474,15 +480,16 @@ public final class BeTree {
      * Writers lock held: appends writes from {@code from} to the root's buffers under the root latch
      * alone: the run whose keys are not beyond every key, or at least the first write (a key beyond
      * every key is welcome in the root too; a put there raises the largest key, which also counts
-     * pending puts). Returns where the run ended.
+     * pending puts); with {@code toTheEnd}, every write from {@code from} on. Returns where the run
+     * ended.
      */
-    private int appendToRootRun(List<? extends TreeWrite> writes, int from, long msn) {
+    private int appendToRootRun(List<? extends TreeWrite> writes, int from, long msn, boolean toTheEnd) {
         rootLatch.writeLock().lock();
         try {
             InternalNode root = store.pinRoot(rootBlock);
             int i = from;
             try {
-                for (; i < writes.size() && (i == from || !beyondMaxKey(writes.get(i))); i++) {
+                for (; i < writes.size() && (i == from || toTheEnd || !beyondMaxKey(writes.get(i))); i++) {
                     TreeWrite w = writes.get(i);
                     if (beyondMaxKey(w)) {
                         if (w.type() == MessageType.DELETE) {

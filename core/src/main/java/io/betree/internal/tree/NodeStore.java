@@ -69,39 +69,49 @@ final class NodeStore {
     }
 
     /**
-     * Whether every node on the path from {@code root} (pinned by the caller) down its last
-     * children, and the rightmost leaf's last basement, is in the cache, so that a walk down that
-     * path reads nothing (unless the evictor takes one meanwhile). Reads nothing itself; the
-     * caller holds the structure lock, so the path cannot change.
+     * Pins the nodes on the path from {@code root} (pinned by the caller) down its last children,
+     * and the rightmost leaf's last basement, if every one is in the cache, reading none; returns
+     * them, for {@link #releasePath}, or null, having kept no pin, if one is not. Held through a
+     * sequential run, the pins keep the evictor off the path, so that the run reads nothing. The
+     * caller holds the structure lock: the path changes only by the run's own splits, which add
+     * nodes and drop none.
      */
-    boolean rightmostPathCached(InternalNode root) {
-        CacheEntry node = root;
+    List<CacheEntry> pinRightmostPathIfCached(InternalNode root) {
+        List<CacheEntry> pinned = new ArrayList<>();
+        boolean complete = false;
         try {
+            CacheEntry node = root;
             while (node instanceof InternalNode in) {
                 CacheEntry child = cache.pinIfCached(in.children.get(in.children.size() - 1));
                 if (child == null) {
-                    return false;
+                    return null;
                 }
-                if (node != root) {
-                    cache.release(node, false);
-                }
-                node = child;
+                pinned.add(child);
                 int height = child instanceof InternalNode c ? c.height : 0;
                 if (height != in.height - 1 || child instanceof Basement) {
-                    return false; // damaged: the walk that reads it reports it
+                    return null; // damaged: the root's buffers take the run, and a walk that reads it reports it
                 }
+                node = child;
             }
             LeafNode leaf = (LeafNode) node;
             CacheEntry last = cache.pinIfCached(leaf.basements.get(leaf.basements.size() - 1));
             if (last == null) {
-                return false;
+                return null;
             }
-            cache.release(last, false);
-            return true;
+            pinned.add(last);
+            complete = true;
+            return pinned;
         } finally {
-            if (node != root) {
-                cache.release(node, false);
+            if (!complete) {
+                releasePath(pinned);
             }
+        }
+    }
+
+    /** Releases the pins of {@link #pinRightmostPathIfCached}, without waiting for room. */
+    void releasePath(List<CacheEntry> path) {
+        for (CacheEntry e : path) {
+            cache.release(e, false);
         }
     }
 

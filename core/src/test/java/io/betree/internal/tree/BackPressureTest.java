@@ -132,7 +132,9 @@ class BackPressureTest {
         } finally {
             held.forEach(memory::release);
         }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (tree.cacheHeadroomUsed() > BackPressure.MEMORY_SLOW_FROM) {
+            assertTrue(System.nanoTime() < deadline, "the cache stayed in its headroom after the buffers went");
             Thread.onSpinWait(); // the footprint is re-measured within a millisecond
         }
         assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
