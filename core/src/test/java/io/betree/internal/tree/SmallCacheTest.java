@@ -133,33 +133,33 @@ class SmallCacheTest {
                 }
                 java.util.Random rnd = new java.util.Random(20261125);
                 int toRoot = 0;
-                for (int round = 0; round < 100 && toRoot == 0; round++) {
-                    // Reads of older rows fill the cache, and the evictor drops the rest, in time
-                    // the rightmost path too.
-                    for (int i = 0; i < 2_000; i++) {
-                        tree.get(key(rnd.nextInt(100_000)), msn);
-                    }
-                    long k = next++;
-                    long m = ++msn;
-                    boolean wentToRoot = BeTree.withFlushesPaused(java.util.List.of(tree), () -> {
-                        // The root is kept resident, but may go too when the cache passes its hard
-                        // limit: held here, so that only reads below it are counted.
-                        io.betree.internal.cache.CacheEntry root = cache.pinIfCached(tree.rootBlock());
-                        if (root == null) {
-                            tree.write(MessageType.PUT, key(k), value, m);
-                            return false;
+                // The root is kept resident, but may go too when the cache passes its hard limit
+                // (other tests' memory in this process counts against a small budget): held
+                // throughout, so that the reads counted are those below it.
+                io.betree.internal.cache.CacheEntry root = holdRoot(cache, tree, msn);
+                try {
+                    for (int round = 0; round < 100 && toRoot == 0; round++) {
+                        // Reads of older rows fill the cache, and the evictor drops the rest, in
+                        // time the rightmost path too.
+                        for (int i = 0; i < 2_000; i++) {
+                            tree.get(key(rnd.nextInt(100_000)), msn);
                         }
-                        try {
+                        long k = next++;
+                        long m = ++msn;
+                        boolean wentToRoot = BeTree.withFlushesPaused(java.util.List.of(tree), () -> {
                             long reads = writerReads.get();
                             double rootBefore = tree.rootFullness();
                             tree.write(MessageType.PUT, key(k), value, m);
                             assertEquals(reads, writerReads.get(), "the writer read a node");
                             return tree.rootFullness() > rootBefore;
-                        } finally {
-                            cache.release(root, false);
-                        }
-                    });
-                    toRoot += wentToRoot ? 1 : 0;
+                        });
+                        toRoot += wentToRoot ? 1 : 0;
+                        io.betree.internal.cache.CacheEntry now = holdRoot(cache, tree, msn); // it may have split
+                        cache.release(root, false);
+                        root = now;
+                    }
+                } finally {
+                    cache.release(root, false);
                 }
                 assertTrue(toRoot > 0, "the reads never made the cache drop the rightmost path");
                 for (long k = 0; k < next; k++) {
@@ -169,6 +169,18 @@ class SmallCacheTest {
                 cache.releaseAll();
             }
         }
+    }
+
+    /** Pins the tree's current root, reading it back first if the cache let it go. */
+    private static io.betree.internal.cache.CacheEntry holdRoot(NodeCache cache, BeTree tree, long msn) {
+        for (int attempt = 0; attempt < 1_000; attempt++) {
+            io.betree.internal.cache.CacheEntry root = cache.pinIfCached(tree.rootBlock());
+            if (root != null) {
+                return root;
+            }
+            tree.get(key(0), msn);
+        }
+        throw new AssertionError("the root never stayed in the cache long enough to pin it");
     }
 
     private static byte[] key(long k) {
