@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
  * least two, at most eight, and each cache runs up to {@link #TASKS_PER_CACHE} tasks at once. With
  * one thread, a one-writer delete-FIFO load kept it busy about half the time compressing and
  * writing back, one node after another, while both flushers waited for room at the budget
- * (10.3-10.9 s in waits of 10 ms or more, in runs of 147-151 s) with a core partly idle. The threads allocate node memory through the allocation
- * thread: each thread that allocates directly gets an arena of the C allocator that keeps what it
- * frees (an iiBench run went past its 512 MiB cap with two evictor threads allocating directly).
+ * (10.3-10.9 s in waits of 10 ms or more, in runs of 147-151 s) with a core partly idle. The
+ * threads allocate node memory through the allocation thread: each thread that allocates
+ * directly gets an arena of the C allocator that keeps what it frees (an iiBench run went past its 512 MiB cap with two evictor threads allocating directly).
  */
 final class Evictors {
     /** Eviction tasks one cache may have queued or running at once. */

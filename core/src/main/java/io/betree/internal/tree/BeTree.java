@@ -370,7 +370,10 @@ public final class BeTree {
         return BackPressure.PROCESS.holdBack(trees, commitNanos);
     }
 
-    /** How far the node cache has gone into its headroom above the budget: 0 within it, 1 at the hard limit. */
+    /**
+     * How far the node cache has gone into its headroom above the budget: 0 within it, 1 at the
+     * hard limit.
+     */
     double cacheHeadroomUsed() {
         return store.cacheHeadroomUsed();
     }
@@ -421,7 +424,7 @@ public final class BeTree {
                 }
             }
             // A run the sequential path turned away goes into the root whole, not a write at a time.
-            i = next >= 0 ? next : appendToRootRun(writes, i, msn, next == -1 && beyondMaxKey(writes.get(i)));
+            i = next >= 0 ? next : appendToRootRun(writes, i, msn, beyondMaxKey(writes.get(i)));
             rootSize = rootBytes;
         }
         return rootSize;

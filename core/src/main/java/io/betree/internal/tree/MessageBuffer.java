@@ -369,10 +369,11 @@ public final class MessageBuffer {
 
     /**
      * The first position in the sorted positions {@code [from, to)} whose message sorts after the
-     * one at {@code to} (the first of the run that follows), or {@code to}. The earlier run's messages before it already sort before
-     * the whole later run (its first message is its least), so a merge leaves them where they are;
-     * when it is {@code to}, the runs are in order and merging them moves nothing: a primary key
-     * written in ascending order, a queue's tail, a time series' newest step.
+     * one at {@code to} (the first of the run that follows), or {@code to}. The earlier run's
+     * messages before it already sort before the whole later run (its first message is its
+     * least), so a merge leaves them where they are; when it is {@code to}, the runs are in order
+     * and merging them moves nothing: a primary key written in ascending order, a queue's tail, a
+     * time series' newest step.
      */
     private int firstAfter(int from, int to) {
         long prefix = prefixAt(to);
