@@ -7,8 +7,8 @@
 #   jmh-benchmarks/run.sh full             # 10x+ the cache per engine, minutes per engine
 #
 # Two JMH runs write into the same results: the default one (every benchmark at scale SCALE), then
-# the small-cache variant (InsertBenchmark and FifoBenchmark at scale SCALE-small, e.g. full-small:
-# 64 MiB per engine, 28 M rows) with a memory cap of its own.
+# the small-cache variant (InsertBenchmark, FifoBenchmark and ReadBenchmark at scale SCALE-small,
+# e.g. full-small: 64 MiB per engine, 28 M rows) with a memory cap of its own.
 #
 # Options: --no-build (use target/benchmarks.jar as it is), --out DIR (default results/SCALE),
 #          --engines "betree rocksdb lmdb", --only REGEX (JMH benchmark filter, e.g. Insert|Read),
@@ -54,7 +54,7 @@ for v in $variants; do
 done
 # The small-cache run covers the benchmarks of --only that have a small-cache variant.
 small_only=""
-for b in InsertBenchmark FifoBenchmark; do
+for b in InsertBenchmark FifoBenchmark ReadBenchmark; do
   case "$only" in *"${b%Benchmark}"*) small_only="$small_only|$b" ;; esac
 done
 small_only=${small_only#|}
@@ -147,7 +147,8 @@ missing=0
 checks=""
 [ "$run_default" = 0 ] || checks="$scale:insert:Insert $scale:lookup:Read $scale:scan:Read $scale:fifo:Fifo
   $scale:compression:Compression $scale:timeseries:TimeSeries"
-[ "$run_small" = 0 ] || checks="$checks $scale-small:insert:Insert $scale-small:fifo:Fifo"
+[ "$run_small" = 0 ] || checks="$checks $scale-small:insert:Insert $scale-small:fifo:Fifo $scale-small:lookup:Read
+  $scale-small:scan:Read"
 for c in $checks; do
   IFS=: read -r s w b <<< "$c"
   case "$only" in *"$b"*) ;; *) continue ;; esac

@@ -232,7 +232,8 @@ public final class Report {
 
     private static List<Column> readColumns(List<PhaseResult> rows, String rate, boolean mbps) {
         List<Column> c = leading(rows, new Column("phase", PhaseResult::phase));
-        c.addAll(List.of(new Column("requests", r -> count(r.requests())), new Column(rate, r -> fmt(r.rowsPerSec()))));
+        c.addAll(List.of(new Column("requests", r -> count(r.requests())), new Column(rate, r -> fmt(r.rowsPerSec())),
+                ratio("÷ RocksDB", rows, PhaseResult::rowsPerSec, Report::sameAsRocksDb)));
         if (mbps) {
             c.add(new Column("MB/s", r -> fmt(r.mbPerSec())));
         }
@@ -349,12 +350,14 @@ public final class Report {
         return v.isEmpty() ? "" : " (" + v.substring(1) + " cache)";
     }
 
-    /** Bars of rows/s per phase (groups) and engine (series). */
+    /** Bars of rows/s per phase and, when there are several, scale (groups) and engine (series). */
     private static void perPhaseBars(Path png, String title, String yLabel, List<PhaseResult> rows)
             throws IOException {
-        List<String> phases = distinct(rows, PhaseResult::phase);
-        bars(png, title, yLabel, rows, phases, phases.stream()
-                .<ToDoubleFunction<PhaseResult>>map(p -> r -> r.phase().equals(p) ? r.rowsPerSec() : Double.NaN)
+        boolean scales = distinct(rows, PhaseResult::scale).size() > 1;
+        Function<PhaseResult, String> group = r -> scales ? r.phase() + " (" + r.scale() + ")" : r.phase();
+        List<String> groups = distinct(rows, group);
+        bars(png, title, yLabel, rows, groups, groups.stream()
+                .<ToDoubleFunction<PhaseResult>>map(g -> r -> group.apply(r).equals(g) ? r.rowsPerSec() : Double.NaN)
                 .toList());
     }
 

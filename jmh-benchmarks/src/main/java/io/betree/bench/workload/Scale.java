@@ -4,8 +4,8 @@ package io.betree.bench.workload;
  * The size of a benchmark run. Three presets: {@code tiny} (the JUnit smoke test), {@code smoke}
  * (run.sh smoke, seconds per engine) and {@code full} (a data set ten times or more the cache,
  * minutes per engine). {@code smoke-small} and {@code full-small} are their small-cache variants,
- * run for iiBench and Delete-FIFO only: {@code full-small} gives each engine 64 MiB and loads 28 M
- * rows (a 28 M-row queue for the FIFO). Any field can be overridden with a system property
+ * run for iiBench, the reads on its data and Delete-FIFO: {@code full-small} gives each engine 64 MiB
+ * and loads 28 M rows (a 28 M-row queue for the FIFO). Any field can be overridden with a system property
  * {@code bench.<field>}, for example {@code -Dbench.insertRows=50000000}.
  *
  * @param name the preset's name
