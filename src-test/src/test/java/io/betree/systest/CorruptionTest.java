@@ -440,8 +440,13 @@ class CorruptionTest {
 
     /** The first uncompressed block (codec 0) whose node tag is {@code tag}. */
     static DataFileLayout.Block firstUncompressed(char tag) throws IOException {
+        return firstUncompressed(tag, 1);
+    }
+
+    /** The first uncompressed block with {@code tag} whose block holds at least {@code payload} bytes after the header. */
+    static DataFileLayout.Block firstUncompressed(char tag, int payload) throws IOException {
         for (DataFileLayout.Block b : layout.blocks) {
-            if (b.codecId() == 0 && b.length() > DataFileLayout.BLOCK_HEADER_SIZE
+            if (b.codecId() == 0 && b.length() >= DataFileLayout.BLOCK_HEADER_SIZE + payload
                     && readAt(dataFile(pristine), b.offset() + DataFileLayout.BLOCK_HEADER_SIZE, 1)[0] == tag) {
                 return b;
             }
@@ -535,7 +540,9 @@ class CorruptionTest {
         "internal node whose child does not exist",
         "internal node whose child is itself",
         "root whose first child is itself (point lookup)",
-        "internal node with an oversized message buffer",
+        "internal node with a negative message buffer size",
+        "internal node whose message buffer is a basement",
+        "message buffer whose message runs past the end",
         "catalog root that does not exist",
         "catalog root that is a basement",
     })
@@ -568,14 +575,16 @@ class CorruptionTest {
                 assertEquals('I', blockBytes(file, root)[DataFileLayout.BLOCK_HEADER_SIZE], "root is not internal");
                 rewritePayload(file, root, p -> p.putLong(6, root.number()));
             }
-            case "internal node with an oversized message buffer" -> rewritePayload(file, internal, p -> {
-                int n = p.getInt(2);
-                int at = 6 + 8 * n;
-                for (int i = 0; i < n - 1; i++) {
-                    at += 2 + (p.getShort(at) & 0xffff);
-                }
-                p.putInt(at, Integer.MAX_VALUE);
+            // Child 0's record: child block (8 bytes at 6), buffer block (8 at 14), buffer bytes (4 at 22).
+            case "internal node with a negative message buffer size" ->
+                    rewritePayload(file, internal, p -> p.putInt(22, -1));
+            case "internal node whose message buffer is a basement" -> rewritePayload(file, internal, p -> {
+                p.putLong(14, basement.number());
+                p.putInt(22, 100); // recorded as holding messages, so that reads fetch it
             });
+            case "message buffer whose message runs past the end" ->
+                    // The first message's value length (after tag 1, type 1, msn 8, txn 8, key length 2).
+                    rewritePayload(file, firstUncompressed('M', 1 + 23), p -> p.putInt(20, Integer.MAX_VALUE - 3));
             case "catalog root that does not exist" -> rewriteCatalogRoot(file, "plain", MISSING_BLOCK);
             case "catalog root that is a basement" -> rewriteCatalogRoot(file, "plain", basement.number());
             default -> throw new IllegalArgumentException(damage);

@@ -30,8 +30,8 @@ class LeakDetectionTest {
                         .filter(l -> !l.startsWith("LEAK")).reduce("", (a, b) -> a + "  " + b + "\n"));
         NettyLeaks.assertNoLeaks(report);
         String out = report.result().stdout();
-        assertTrue(out.contains("CRAFTED 3 "), "a malformed basement, leaf and internal node should each have "
-                + "been read\n" + out);
+        assertTrue(out.contains("CRAFTED 4 "), "a malformed basement, leaf, internal node and message buffer should"
+                + " each have been read\n" + out);
     }
 
     @Test

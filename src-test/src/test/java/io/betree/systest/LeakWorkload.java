@@ -167,16 +167,11 @@ public final class LeakWorkload {
                 // Lengthen entry 0's key so that the rest of the basement no longer lines up.
                 payload.putShort(5, (short) (payload.getShort(5) + 1));
             } else if (tag == 'I') {
-                // The last child's message buffer claims to be longer than the node.
-                int n = payload.getInt(2);
-                int at = 6 + 8 * n;
-                for (int i = 0; i < n - 1; i++) {
-                    at += 2 + (payload.getShort(at) & 0xffff);
-                }
-                for (int i = 0; i < n - 1; i++) {
-                    at += 4 + payload.getInt(at);
-                }
-                payload.putInt(at, Integer.MAX_VALUE);
+                // The first child's message buffer claims a negative size.
+                payload.putInt(22, -1);
+            } else if (tag == 'M' && payload.remaining() > 1 + 23) {
+                // The first message's value runs past the end of the buffer.
+                payload.putInt(20, Integer.MAX_VALUE - 3);
             } else if (tag == 'L') {
                 payload.putInt(1, -5); // an impossible basement count
             } else {

@@ -58,7 +58,7 @@ public final class NodeCache {
     private RuntimeException evictionFailure;
     private long evictions;
     private long writeBacks;
-    private long misses;
+    private final AtomicLong misses = new AtomicLong();
 
     /**
      * A cache of {@code budgetBytes} over {@code store}, its entries in {@code memory}. Eviction runs
@@ -96,6 +96,16 @@ public final class NodeCache {
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public <E extends CacheEntry> E pin(long blockNumber, Class<E> type, EntryLoader<E> loader) {
+        E cached = pinCached(blockNumber, type);
+        if (cached != null) {
+            return cached;
+        }
+        misses.incrementAndGet();
+        return insertOrPinRaced(loader.load(blockNumber, store.fetch(blockNumber)), type);
+    }
+
+    /** Pins the cached entry of {@code blockNumber}, capturing a checkpoint image it owes first; null if absent. */
+    private <E extends CacheEntry> E pinCached(long blockNumber, Class<E> type) {
         CacheEntry cached = entries.get(blockNumber);
         if (cached != null && !cached.checkpointPending && cached.tryPin()) {
             cached.referenced = true;
@@ -113,23 +123,29 @@ public final class NodeCache {
                 pinLocked(e);
                 return castPinned(e, type);
             }
-            misses++;
+            return null;
         } finally {
             lock.unlock();
         }
-        E loaded = loader.load(blockNumber, store.fetch(blockNumber));
+    }
+
+    /**
+     * Inserts {@code made}, pinned, loaded outside the lock for an absent block, or, when another
+     * thread cached that block meanwhile, releases it and pins that one.
+     */
+    private <E extends CacheEntry> E insertOrPinRaced(E made, Class<E> type) {
         lock.lock();
         try {
-            CacheEntry raced = pinnableEntry(blockNumber);
+            CacheEntry raced = pinnableEntry(made.blockNumber());
             if (raced != null) {
-                loaded.releaseMemory();
+                made.releaseMemory();
                 captureIfPending(raced);
                 pinLocked(raced);
                 return castPinned(raced, type);
             }
-            loaded.setPins(1);
-            insert(loaded);
-            return loaded;
+            made.setPins(1);
+            insert(made);
+            return made;
         } finally {
             lock.unlock();
         }
@@ -731,7 +747,7 @@ public final class NodeCache {
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes.get(), budgetBytes, misses, evictions, writeBacks);
+            return new Stats(entries.size(), accountedBytes.get(), budgetBytes, misses.get(), evictions, writeBacks);
         } finally {
             lock.unlock();
         }

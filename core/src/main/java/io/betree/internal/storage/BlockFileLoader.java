@@ -52,7 +52,7 @@ final class BlockFileLoader {
      * Loads the file open in {@code file}.
      *
      * @throws CorruptionException if it is not a block file or no usable checkpoint is found
-     * @throws BetreeException if it was written by a newer format version
+     * @throws BetreeException if it was written by another format version
      * @throws IOException if reading or trimming fails
      */
     static BlockFile load(Path path, FileHandle file, Factory factory) throws IOException {
@@ -73,7 +73,13 @@ final class BlockFileLoader {
             if (p.status() == FileHeader.Status.NEWER_VERSION) {
                 throw new BetreeException(path + " was written by a newer version of betree (block file format "
                         + p.version() + "; this version reads format " + FileHeader.FORMAT_VERSION
-                        + " and older); upgrade betree to open it");
+                        + "); upgrade betree to open it");
+            }
+            if (p.status() == FileHeader.Status.OLDER_VERSION) {
+                throw new BetreeException(path + " was written by an older version of betree (block file format "
+                        + p.version() + "; this version reads format " + FileHeader.FORMAT_VERSION
+                        + " only, which stores internal nodes differently); open it with the betree release that"
+                        + " wrote it and copy its data out");
             }
         }
         int slot = -1;

@@ -26,10 +26,13 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
     /** "BeTreeBF" in ASCII. */
     static final byte[] MAGIC = "BeTreeBF".getBytes(StandardCharsets.US_ASCII);
 
-    /** Format version written by this code and the newest one it reads. */
-    static final int FORMAT_VERSION = 1;
+    /**
+     * Format version written by this code and the only one it reads. Version 2 stores the message
+     * buffers of internal nodes as blocks of their own; version 1 files are refused by name.
+     */
+    static final int FORMAT_VERSION = 2;
 
-    /** Bytes of a version 1 header, CRC included. */
+    /** Bytes of a header (versions 1 and 2), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;
@@ -66,7 +69,9 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
         /** The magic is there but the CRC or a field is wrong (torn write or damage). */
         DAMAGED,
         /** An intact header of a newer format version. */
-        NEWER_VERSION
+        NEWER_VERSION,
+        /** An intact header of an older format version, which this code no longer reads. */
+        OLDER_VERSION
     }
 
     /**
@@ -102,6 +107,9 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
         }
         if (version > FORMAT_VERSION) {
             return new Parsed(Status.NEWER_VERSION, null, version, "format version " + version);
+        }
+        if (version >= 1 && version < FORMAT_VERSION && length == SIZE) {
+            return new Parsed(Status.OLDER_VERSION, null, version, "format version " + version);
         }
         if (version < 1 || length != SIZE) {
             return new Parsed(Status.DAMAGED, null, version,

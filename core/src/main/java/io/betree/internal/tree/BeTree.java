@@ -48,6 +48,8 @@ public final class BeTree {
      * for them, while a flush applies them once and lets emptied basements and leaves go.
      */
     static final int TOMBSTONES_WORTH_A_FLUSH = 256;
+    /** What {@link #findInBuffer} returns for no message; compared by identity. */
+    private static final byte[] NO_MESSAGE = new byte[0];
 
     private final NodeStore store;
     private volatile TreeConfig config;
@@ -100,11 +102,9 @@ public final class BeTree {
         LeafNode leaf = store.newLeaf();
         List<Long> children = new ArrayList<>();
         children.add(leaf.blockNumber());
-        List<MessageBuffer> buffers = new ArrayList<>();
-        buffers.add(new MessageBuffer(store.memory()));
         // The root is always an internal node, so that even a small index takes writes into a
         // buffer and applies them to its leaf in batches.
-        InternalNode root = store.newInternal(1, new ArrayList<>(), children, buffers);
+        InternalNode root = store.newInternal(1, new ArrayList<>(), children);
         store.unpin(leaf, true);
         store.unpin(root, true);
         BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber());
@@ -262,10 +262,9 @@ public final class BeTree {
             boolean answered = true;
             try {
                 i = root.childFor(key);
-                MessageBuffer buffer = root.buffers.get(i);
-                int off = buffer.findNewest(key, snapshotTs);
-                if (off >= 0) {
-                    return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+                byte[] found = findInBuffer(root, i, key, snapshotTs);
+                if (found != NO_MESSAGE) {
+                    return found;
                 }
                 answered = false;
             } finally {
@@ -301,10 +300,9 @@ public final class BeTree {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
                 int i = in.childFor(key);
-                MessageBuffer buffer = in.buffers.get(i);
-                int off = buffer.findNewest(key, snapshotTs);
-                if (off >= 0) {
-                    return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+                byte[] found = findInBuffer(in, i, key, snapshotTs);
+                if (found != NO_MESSAGE) {
+                    return found;
                 }
                 CacheEntry next = store.pinChild(in, i);
                 store.unpin(node, false);
@@ -319,6 +317,28 @@ public final class BeTree {
             }
         } finally {
             store.unpin(node, false);
+        }
+    }
+
+    /**
+     * The newest message for {@code key} a snapshot at {@code snapshotTs} sees in buffer {@code i}
+     * of the pinned {@code node}: the value of a put, null for a delete, {@link #NO_MESSAGE} when
+     * there is none.
+     */
+    private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs) {
+        BufferPartition partition = store.pinBufferIfAny(node, i);
+        if (partition == null) {
+            return NO_MESSAGE;
+        }
+        try {
+            MessageBuffer buffer = partition.buffer();
+            int off = buffer.findNewest(key, snapshotTs);
+            if (off < 0) {
+                return NO_MESSAGE;
+            }
+            return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+        } finally {
+            store.unpinBuffer(node, i, partition, false);
         }
     }
 
@@ -490,6 +510,7 @@ public final class BeTree {
         rootLatch.writeLock().lock();
         try {
             InternalNode root = store.pinRoot(rootBlock);
+            BufferPartition[] pinned = new BufferPartition[root.children.size()];
             int i = from;
             try {
                 for (; i < writes.size() && (i == from || toTheEnd || !beyondMaxKey(writes.get(i))); i++) {
@@ -500,13 +521,23 @@ public final class BeTree {
                         }
                         maxKey = w.key().clone();
                     }
-                    root.buffers.get(root.childFor(w.key())).append(w.type(), msn, 0L, w.key(), w.value());
+                    int child = root.childFor(w.key());
+                    if (pinned[child] == null) {
+                        pinned[child] = store.pinBuffer(root, child);
+                        pinned[child].keepResident(true); // writers do not read: see pinRoot
+                    }
+                    pinned[child].buffer().append(w.type(), msn, 0L, w.key(), w.value());
+                }
+            } finally {
+                for (int c = 0; c < pinned.length; c++) {
+                    if (pinned[c] != null) {
+                        store.unpinBuffer(root, c, pinned[c], true);
+                    }
                 }
                 noteRootSize(root);
-                return i;
-            } finally {
                 store.unpin(root, true);
             }
+            return i;
         } finally {
             rootLatch.writeLock().unlock();
         }

@@ -2,38 +2,54 @@ package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
-import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * An internal node: children, the pivot keys between them, and one {@link MessageBuffer} per child
- * holding messages not yet flushed to that child. Every message in a buffer is newer than any
- * message or entry below it for the same key.
+ * An internal node: children, the pivot keys between them, and per child a {@link BufferPartition}
+ * holding the messages not yet flushed to that child, stored as a block of its own. The node records
+ * each partition's block number and size, so that sizes and flush choices need no partition in
+ * memory, and a read pins only the partition on its path ({@link NodeStore#pinBuffer}). Every
+ * message in a buffer is newer than any message or entry below it for the same key.
  *
- * <p>On-disk form: tag {@code 'I'}, height (1 byte), child count n (4 bytes), n child block numbers
- * (8 each), n-1 pivots as key length (2) and key bytes, then per child the byte length (4) of its
- * buffer followed by its messages in (key, msn) order. Child {@code i} holds keys
- * {@code k} with {@code pivot[i-1] <= k < pivot[i]}.
+ * <p>Whoever changes a partition holds this node pinned and records the partition's new size here
+ * ({@link #noteBytes}) before unpinning both, modified: so a stored node's sizes are those of its
+ * stored partitions. Below the root an empty buffer has no block ({@link #NO_BLOCK}): its block is
+ * freed when a flush empties it and allocated when messages arrive again, so every stored
+ * partition holds messages and nothing is stored that no read needs. A root keeps the blocks of
+ * its emptied buffers, whose reserved room writers refill.
+ *
+ * <p>On-disk form: tag {@code 'I'}, height (1 byte), child count n (4 bytes), per child its block
+ * number (8), its partition's block number (8; -1 for none) and the partition's message bytes (4), then n-1
+ * pivots as key length (2) and key bytes. Child {@code i} holds keys {@code k} with
+ * {@code pivot[i-1] <= k < pivot[i]}.
  */
 final class InternalNode extends CacheEntry {
     static final byte TAG = 'I';
+    /** Stored bytes per child: block number, partition block number, partition bytes. */
+    private static final int PER_CHILD = 20;
+    /** The partition block number of an empty buffer that has no block. */
+    static final long NO_BLOCK = -1;
 
     private final BlockCompressor codec;
     final int height;
     final List<byte[]> pivots;
     final List<Long> children;
-    final List<MessageBuffer> buffers;
+    /** Block numbers of the children's buffer partitions. */
+    final List<Long> partitions;
+    /** Message bytes of each partition, as last recorded. */
+    final List<Integer> bufferBytes;
 
     InternalNode(long blockNumber, BlockCompressor codec, int height, List<byte[]> pivots, List<Long> children,
-            List<MessageBuffer> buffers) {
+            List<Long> partitions, List<Integer> bufferBytes) {
         super(blockNumber);
         this.codec = codec;
         this.height = height;
         this.pivots = pivots;
         this.children = children;
-        this.buffers = buffers;
+        this.partitions = partitions;
+        this.bufferBytes = bufferBytes;
     }
 
     /** Index of the child whose key range holds {@code key} among {@code pivots}. */
@@ -57,18 +73,30 @@ final class InternalNode extends CacheEntry {
     }
 
     /** Parses a stored internal node; throws on malformed bytes (reported as corruption by the caller). */
-    static InternalNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+    static InternalNode read(long blockNumber, ByteBuf in, BlockCompressor codec) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not an internal node");
         }
         int height = in.readUnsignedByte();
         int n = in.readInt();
-        if (height < 1 || n < 1 || n > in.readableBytes() / 12) {
+        if (height < 1 || n < 1 || n > in.readableBytes() / PER_CHILD) {
             throw new IllegalArgumentException("impossible height " + height + " or child count " + n);
         }
         List<Long> children = new ArrayList<>(n);
+        List<Long> partitions = new ArrayList<>(n);
+        List<Integer> bytes = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             children.add(in.readLong());
+            long partition = in.readLong();
+            int b = in.readInt();
+            if (b < 0) {
+                throw new IllegalArgumentException("negative size " + b + " of message buffer " + i);
+            }
+            if (partition < NO_BLOCK || (partition == NO_BLOCK && b > 0)) {
+                throw new IllegalArgumentException("message buffer " + i + " of " + b + " bytes has block " + partition);
+            }
+            partitions.add(partition);
+            bytes.add(b);
         }
         List<byte[]> pivots = new ArrayList<>(n - 1);
         for (int i = 0; i < n - 1; i++) {
@@ -76,38 +104,39 @@ final class InternalNode extends CacheEntry {
             in.readBytes(k);
             pivots.add(k);
         }
-        List<MessageBuffer> buffers = new ArrayList<>(n);
-        try {
-            for (int i = 0; i < n; i++) {
-                buffers.add(MessageBuffer.read(memory, in, in.readInt()));
-            }
-            if (in.isReadable()) {
-                throw new IllegalArgumentException("trailing bytes after internal node");
-            }
-        } catch (RuntimeException e) {
-            buffers.forEach(MessageBuffer::release);
-            throw e;
+        if (in.isReadable()) {
+            throw new IllegalArgumentException("trailing bytes after internal node");
         }
-        return new InternalNode(blockNumber, codec, height, pivots, children, buffers);
+        return new InternalNode(blockNumber, codec, height, pivots, children, partitions, bytes);
+    }
+
+    /** Records that partition {@code i} now holds {@code bytes} bytes of messages. */
+    void noteBytes(int i, int bytes) {
+        bufferBytes.set(i, bytes);
     }
 
     /** Bytes of all buffered messages. */
     long bufferedBytes() {
         long sum = 0;
-        for (MessageBuffer b : buffers) {
-            sum += b.bytes();
+        for (int b : bufferBytes) {
+            sum += b;
         }
         return sum;
     }
 
-    /** Serialized size, the figure compared against the node size. */
+    /** The node's logical size, its own block and its partitions', compared against the node size. */
     long size() {
         return size(bufferedBytes());
     }
 
     /** {@link #size()}, given {@link #bufferedBytes()}. */
     long size(long bufferedBytes) {
-        long size = 6 + children.size() * 12L + bufferedBytes;
+        return ownBytes() + bufferedBytes;
+    }
+
+    /** Bytes of this node's own block: pivots and per-child records. */
+    private int ownBytes() {
+        int size = 6 + children.size() * PER_CHILD;
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
@@ -117,8 +146,8 @@ final class InternalNode extends CacheEntry {
     /** Index of the child with the most buffered bytes. */
     int heaviestChild() {
         int best = 0;
-        for (int i = 1; i < buffers.size(); i++) {
-            if (buffers.get(i).bytes() > buffers.get(best).bytes()) {
+        for (int i = 1; i < bufferBytes.size(); i++) {
+            if (bufferBytes.get(i) > bufferBytes.get(best)) {
                 best = i;
             }
         }
@@ -141,57 +170,27 @@ final class InternalNode extends CacheEntry {
 
     @Override
     public long memoryBytes() {
-        long sum = 64;
-        for (MessageBuffer b : buffers) {
-            sum += b.memoryBytes();
-        }
-        return sum;
+        return 64L + ownBytes();
     }
 
     @Override
     public int serializedSizeBound() {
-        long size = size();
-        if (size > Integer.MAX_VALUE - 64) {
-            throw new IllegalStateException("internal node " + blockNumber() + " is larger than 2 GiB");
-        }
-        return (int) size;
+        return ownBytes();
     }
 
     @Override
     public void serialize(ByteBuf out) {
-        serialize(out, true);
-    }
-
-    /**
-     * Buffers in arrival order, one copy each: a root's image taken for a checkpoint on a writer's
-     * path (under the root latch) took tens of milliseconds to merge its buffers' runs message by
-     * message, and other writers waited it out. A load sorts them.
-     */
-    @Override
-    public void serializeImage(ByteBuf out) {
-        serialize(out, false);
-    }
-
-    private void serialize(ByteBuf out, boolean sorted) {
         out.writeByte(TAG).writeByte(height).writeInt(children.size());
-        for (long c : children) {
-            out.writeLong(c);
+        for (int i = 0; i < children.size(); i++) {
+            out.writeLong(children.get(i)).writeLong(partitions.get(i)).writeInt(bufferBytes.get(i));
         }
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
-        }
-        for (MessageBuffer b : buffers) {
-            out.writeInt(b.bytes());
-            if (sorted) {
-                b.serialize(out);
-            } else {
-                b.serializeInArrivalOrder(out);
-            }
         }
     }
 
     @Override
     protected void releaseMemory() {
-        buffers.forEach(MessageBuffer::release);
+        // Only heap state; the partitions are entries of their own.
     }
 }

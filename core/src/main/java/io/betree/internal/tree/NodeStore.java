@@ -41,9 +41,10 @@ final class NodeStore {
     /** Pins an internal node or a leaf. */
     CacheEntry pinNode(long block) {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
-        if (e instanceof Basement) {
+        if (e instanceof Basement || e instanceof BufferPartition) {
             cache.release(e, false);
-            throw new CorruptionException(file.path(), block, "a tree pointer leads to a basement, not a node", null);
+            throw new CorruptionException(file.path(), block, "a tree pointer leads to a "
+                    + (e instanceof Basement ? "basement" : "message buffer") + ", not a node", null);
         }
         return e;
     }
@@ -69,12 +70,103 @@ final class NodeStore {
     }
 
     /**
+     * Pins the message buffer of child {@code i} of the pinned {@code node}, to change it: one that
+     * has no block ({@link InternalNode#NO_BLOCK}) gets a new, empty one, which the node records (the
+     * caller unpins the node modified).
+     */
+    BufferPartition pinBuffer(InternalNode node, int i) {
+        long block = node.partitions.get(i);
+        if (block != InternalNode.NO_BLOCK) {
+            return asBuffer(cache.pin(block, CacheEntry.class, this::load), node, i);
+        }
+        BufferPartition fresh = BufferPartition.empty(file.allocateBlockNumber(), codec, memory());
+        cache.add(fresh);
+        node.partitions.set(i, fresh.blockNumber());
+        return fresh;
+    }
+
+    /**
+     * Pins the message buffer of child {@code i} of the pinned {@code node} to read it: null, having
+     * pinned nothing, when it has no block (it is empty).
+     */
+    BufferPartition pinBufferIfAny(InternalNode node, int i) {
+        long block = node.partitions.get(i);
+        return block == InternalNode.NO_BLOCK ? null : asBuffer(cache.pin(block, CacheEntry.class, this::load), node, i);
+    }
+
+    /**
+     * Takes every message of buffer {@code i} of the pinned {@code node} out and frees the buffer's
+     * block: below the root an empty buffer has none. Returns the messages, now the caller's.
+     */
+    MessageBuffer takeAndFreeBuffer(InternalNode node, int i) {
+        long block = node.partitions.get(i);
+        if (block == InternalNode.NO_BLOCK || node.bufferBytes.get(i) == 0) {
+            if (block != InternalNode.NO_BLOCK) {
+                freeBlock(block); // an emptied root buffer: nothing in it to read first
+                node.partitions.set(i, InternalNode.NO_BLOCK);
+            }
+            return new MessageBuffer(memory());
+        }
+        BufferPartition partition = pinBufferIfAny(node, i);
+        MessageBuffer taken = partition.replace(null);
+        free(partition);
+        node.partitions.set(i, InternalNode.NO_BLOCK);
+        node.noteBytes(i, 0);
+        return taken;
+    }
+
+    /** Frees the blocks of {@code node}'s empty buffers: a root's, as it becomes a child. */
+    void freeEmptyBuffers(InternalNode node) {
+        for (int i = 0; i < node.partitions.size(); i++) {
+            if (node.bufferBytes.get(i) == 0 && node.partitions.get(i) != InternalNode.NO_BLOCK) {
+                freeBlock(node.partitions.get(i));
+                node.partitions.set(i, InternalNode.NO_BLOCK);
+            }
+        }
+    }
+
+    /** The pinned {@code e}, buffer {@code i} of {@code node}, as a partition; unpins it and throws if not one. */
+    private BufferPartition asBuffer(CacheEntry e, InternalNode node, int i) {
+        if (!(e instanceof BufferPartition)) {
+            cache.release(e, false);
+            throw new CorruptionException(file.path(), node.blockNumber(), "child " + i + "'s message buffer (block "
+                    + e.blockNumber() + ") is a " + e.getClass().getSimpleName(), null);
+        }
+        return (BufferPartition) e;
+    }
+
+    /**
+     * Unpins {@code partition}, buffer {@code i} of the pinned {@code node}, recording its size in
+     * the node first when {@code modified} (the caller then unpins the node modified too).
+     */
+    void unpinBuffer(InternalNode node, int i, BufferPartition partition, boolean modified) {
+        if (modified) {
+            node.noteBytes(i, partition.bytes());
+        }
+        cache.release(partition, modified);
+    }
+
+    /**
+     * Sets the {@link CacheEntry#keepResident} hint of those of {@code node}'s buffers that are
+     * cached and free to pin: a node that stops being the root lets its buffers go too.
+     */
+    void keepBuffersResident(InternalNode node, boolean keep) {
+        for (long block : node.partitions) {
+            CacheEntry e = block == InternalNode.NO_BLOCK ? null : cache.pinIfCached(block);
+            if (e != null) {
+                e.keepResident(keep);
+                cache.release(e, false);
+            }
+        }
+    }
+
+    /**
      * Pins the nodes on the path from {@code root} (pinned by the caller) down its last children,
-     * and the rightmost leaf's last basement, if every one is in the cache, reading none; returns
-     * them, for {@link #releasePath}, or null, having kept no pin, if one is not. Held through a
-     * sequential run, the pins keep the evictor off the path, so that the run reads nothing. The
-     * caller holds the structure lock: the path changes only by the run's own splits, which add
-     * nodes and drop none.
+     * their last buffers unless empty, and the rightmost leaf's last basement, if every one is in
+     * the cache, reading none; returns them, for {@link #releasePath}, or null, having kept no pin,
+     * if one is not. Held through a sequential run, the pins keep the evictor off the path, so
+     * that the run reads nothing. The caller holds the structure lock: the path changes only by
+     * the run's own splits, which add nodes and drop none.
      */
     List<CacheEntry> pinRightmostPathIfCached(InternalNode root) {
         List<CacheEntry> pinned = new ArrayList<>();
@@ -82,7 +174,16 @@ final class NodeStore {
         try {
             CacheEntry node = root;
             while (node instanceof InternalNode in) {
-                CacheEntry child = cache.pinIfCached(in.children.get(in.children.size() - 1));
+                int last = in.children.size() - 1;
+                if (in.partitions.get(last) != InternalNode.NO_BLOCK) {
+                    // A split of the last child splits this buffer too.
+                    CacheEntry buffer = cache.pinIfCached(in.partitions.get(last));
+                    if (buffer == null) {
+                        return null;
+                    }
+                    pinned.add(buffer);
+                }
+                CacheEntry child = cache.pinIfCached(in.children.get(last));
                 if (child == null) {
                     return null;
                 }
@@ -185,7 +286,13 @@ final class NodeStore {
                     }
                 case InternalNode.TAG:
                     try {
-                        return InternalNode.read(block, data, codec, memory());
+                        return InternalNode.read(block, data, codec);
+                    } finally {
+                        memory().release(data);
+                    }
+                case BufferPartition.TAG:
+                    try {
+                        return BufferPartition.read(block, data, codec, memory());
                     } finally {
                         memory().release(data);
                     }
@@ -234,11 +341,53 @@ final class NodeStore {
         return leaf;
     }
 
-    /** A new internal node, pinned and dirty. */
-    InternalNode newInternal(int height, List<byte[]> pivots, List<Long> children, List<MessageBuffer> buffers) {
-        InternalNode n = new InternalNode(file.allocateBlockNumber(), codec, height, pivots, children, buffers);
+    /**
+     * A new internal node, pinned and dirty, over {@code children} whose buffers are the existing
+     * partitions {@code partitions} of {@code bufferBytes} bytes each.
+     */
+    InternalNode newInternal(int height, List<byte[]> pivots, List<Long> children, List<Long> partitions,
+            List<Integer> bufferBytes) {
+        InternalNode n = new InternalNode(file.allocateBlockNumber(), codec, height, pivots, children, partitions,
+                bufferBytes);
         cache.add(n);
         return n;
+    }
+
+    /** A new internal node over {@code children}, whose buffers are empty; pinned and dirty. */
+    InternalNode newInternal(int height, List<byte[]> pivots, List<Long> children) {
+        List<Long> partitions = new ArrayList<>(children.size());
+        List<Integer> bytes = new ArrayList<>(children.size());
+        for (int k = 0; k < children.size(); k++) {
+            partitions.add(InternalNode.NO_BLOCK);
+            bytes.add(0);
+        }
+        return newInternal(height, pivots, children, partitions, bytes);
+    }
+
+    /**
+     * A new partition holding {@code buffer} (now its own), added to the cache dirty and unpinned;
+     * returns its block number, or {@link InternalNode#NO_BLOCK}, having released it, when the
+     * buffer is empty.
+     */
+    long newPartition(MessageBuffer buffer) {
+        if (buffer.count() == 0) {
+            buffer.release();
+            return InternalNode.NO_BLOCK;
+        }
+        BufferPartition p = new BufferPartition(file.allocateBlockNumber(), codec, buffer);
+        cache.add(p);
+        cache.release(p, true);
+        return p.blockNumber();
+    }
+
+    /** Drops a pinned internal node and frees its block number and its partitions'. */
+    void freeWithBuffers(InternalNode node) {
+        for (long partition : node.partitions) {
+            if (partition != InternalNode.NO_BLOCK) {
+                freeBlock(partition);
+            }
+        }
+        free(node);
     }
 
     /** Drops a pinned entry and frees its block number. */

@@ -75,17 +75,25 @@ final class Reshaper {
     }
 
     /**
-     * Takes buffer {@code i} out of {@code parent}, leaving an empty one (in a root, one with room
-     * for what writers will add, {@link MessageBuffer#successor}), and returns it (unsorted:
+     * Takes buffer {@code i} out of {@code parent}, leaving it empty (in a root, with room for what
+     * writers will add, {@link MessageBuffer#successor}; below, with no block), and returns it (unsorted:
      * {@link #pushInto} sorts it); the caller releases it. The first step of a flush, and the only
      * one that changes the parent's buffers: a background flush takes it under the root latch and
      * does the rest without.
      */
     MessageBuffer detach(InternalNode parent, int i, boolean isRoot) {
-        MessageBuffer batch = parent.buffers.get(i);
-        // Only a root's buffers refill from writers' threads; below, flushers fill them.
-        parent.buffers.set(i, isRoot ? batch.successor() : new MessageBuffer(store.memory()));
-        return batch;
+        if (!isRoot) {
+            return store.takeAndFreeBuffer(parent, i);
+        }
+        // A root's buffers refill from writers' threads: the emptied one keeps its block and room
+        // for what they will add.
+        BufferPartition partition = store.pinBuffer(parent, i);
+        try {
+            partition.keepResident(true);
+            return partition.replace(partition.buffer().successor());
+        } finally {
+            store.unpinBuffer(parent, i, partition, true);
+        }
     }
 
     /**
@@ -113,12 +121,20 @@ final class Reshaper {
      * each child's messages are a contiguous range of the batch, found by a binary search on the
      * pivot, and go in as one sorted run ({@link MessageBuffer#appendRun}).
      */
-    private static void distribute(MessageBuffer batch, InternalNode node) {
+    private void distribute(MessageBuffer batch, InternalNode node) {
         int k = 0;
         int n = batch.count();
         for (int child = 0; child < node.children.size() && k < n; child++) {
             int end = child < node.pivots.size() ? Math.max(k, batch.lowerBound(node.pivots.get(child), false)) : n;
-            node.buffers.get(child).appendRun(batch, k, end);
+            if (end > k) {
+                BufferPartition partition = store.pinBuffer(node, child);
+                try {
+                    partition.keepResident(false);
+                    partition.buffer().appendRun(batch, k, end);
+                } finally {
+                    store.unpinBuffer(node, child, partition, true);
+                }
+            }
             k = end;
         }
     }
@@ -362,12 +378,14 @@ final class Reshaper {
             int end = node.children.size();
             List<byte[]> pivots = new ArrayList<>(node.pivots.subList(start, end - 1));
             List<Long> children = new ArrayList<>(node.children.subList(start, end));
-            List<MessageBuffer> buffers = new ArrayList<>(node.buffers.subList(start, end));
+            List<Long> partitions = new ArrayList<>(node.partitions.subList(start, end));
+            List<Integer> bytes = new ArrayList<>(node.bufferBytes.subList(start, end));
             separators.add(0, node.pivots.get(start - 1));
-            pieces.add(0, store.newInternal(node.height, pivots, children, buffers));
+            pieces.add(0, store.newInternal(node.height, pivots, children, partitions, bytes));
             node.pivots.subList(start - 1, end - 1).clear();
             node.children.subList(start, end).clear();
-            node.buffers.subList(start, end).clear();
+            node.partitions.subList(start, end).clear();
+            node.bufferBytes.subList(start, end).clear();
         }
     }
 
@@ -403,27 +421,39 @@ final class Reshaper {
 
     /** Inserts split-off pieces of child {@code i} after it, splitting buffer {@code i} to match. */
     void insertChildren(InternalNode parent, int i, List<byte[]> separators, List<CacheEntry> pieces) {
-        MessageBuffer old = parent.buffers.get(i);
         List<MessageBuffer> parts = new ArrayList<>();
-        for (int k = 0; k <= pieces.size(); k++) {
-            parts.add(k == 0 && old.count() == 0 ? old : new MessageBuffer(store.memory()));
+        for (int k = 1; k <= pieces.size(); k++) {
+            parts.add(new MessageBuffer(store.memory()));
         }
-        if (old.count() > 0) {
-            old.consolidate();
-            int from = 0;
-            for (int piece = 0; piece < parts.size(); piece++) {
-                int end = piece < separators.size() ? Math.max(from, old.lowerBound(separators.get(piece), false))
-                        : old.count();
-                parts.get(piece).appendRun(old, from, end);
-                from = end;
+        if (parent.bufferBytes.get(i) > 0) {
+            BufferPartition partition = store.pinBuffer(parent, i);
+            boolean emptied;
+            try {
+                MessageBuffer old = partition.buffer();
+                old.consolidate();
+                int from = separators.isEmpty() ? old.count() : Math.max(0, old.lowerBound(separators.get(0), false));
+                MessageBuffer first = new MessageBuffer(store.memory());
+                first.appendRun(old, 0, from);
+                for (int piece = 0; piece < parts.size(); piece++) {
+                    int end = piece + 1 < separators.size()
+                            ? Math.max(from, old.lowerBound(separators.get(piece + 1), false)) : old.count();
+                    parts.get(piece).appendRun(old, from, end);
+                    from = end;
+                }
+                partition.replace(first).release();
+                emptied = first.count() == 0;
+            } finally {
+                store.unpinBuffer(parent, i, partition, true);
             }
-            old.release();
+            if (emptied) {
+                store.takeAndFreeBuffer(parent, i).release();
+            }
         }
-        parent.buffers.set(i, parts.get(0));
         for (int k = 0; k < pieces.size(); k++) {
             parent.pivots.add(i + k, separators.get(k));
             parent.children.add(i + 1 + k, pieces.get(k).blockNumber());
-            parent.buffers.add(i + 1 + k, parts.get(k + 1));
+            parent.bufferBytes.add(i + 1 + k, parts.get(k).bytes());
+            parent.partitions.add(i + 1 + k, store.newPartition(parts.get(k)));
         }
     }
 
@@ -453,18 +483,15 @@ final class Reshaper {
                     l.pivots.add(parent.pivots.get(leftIndex));
                     l.pivots.addAll(r.pivots);
                     l.children.addAll(r.children);
-                    l.buffers.addAll(r.buffers);
-                    r.buffers.clear();
+                    l.partitions.addAll(r.partitions);
+                    l.bufferBytes.addAll(r.bufferBytes);
+                    r.partitions.clear(); // now the left node's: freeing the right one leaves them
+                    r.bufferBytes.clear();
                     merged = true;
                 }
             }
             if (merged) {
-                MessageBuffer into = parent.buffers.get(leftIndex);
-                MessageBuffer from = parent.buffers.get(leftIndex + 1);
-                from.consolidate();
-                into.appendRun(from, 0, from.count());
-                from.release();
-                parent.buffers.remove(leftIndex + 1);
+                absorbBuffer(parent, leftIndex);
                 parent.children.remove(leftIndex + 1);
                 parent.pivots.remove(leftIndex);
             }
@@ -480,6 +507,34 @@ final class Reshaper {
     }
 
     /**
+     * Appends the messages of {@code parent}'s buffer {@code left + 1} to its buffer {@code left} and
+     * drops the former's partition: the two children are being merged. The right buffer's messages
+     * cover keys above the left's, so appending keeps every key's messages in order.
+     */
+    private void absorbBuffer(InternalNode parent, int left) {
+        if (parent.bufferBytes.get(left) == 0) {
+            // Nothing to append to: the right buffer's block serves both.
+            store.takeAndFreeBuffer(parent, left).release();
+            parent.partitions.set(left, parent.partitions.get(left + 1));
+            parent.noteBytes(left, parent.bufferBytes.get(left + 1));
+        } else if (parent.bufferBytes.get(left + 1) > 0) {
+            BufferPartition into = store.pinBuffer(parent, left);
+            try {
+                MessageBuffer from = store.takeAndFreeBuffer(parent, left + 1);
+                from.consolidate();
+                into.buffer().appendRun(from, 0, from.count());
+                from.release();
+            } finally {
+                store.unpinBuffer(parent, left, into, true);
+            }
+        } else {
+            store.takeAndFreeBuffer(parent, left + 1).release();
+        }
+        parent.partitions.remove(left + 1);
+        parent.bufferBytes.remove(left + 1);
+    }
+
+    /**
      * Repairs the root after a write: splits it under a new root, or replaces a root with a single
      * child by that child (the root is always an internal node: a root split makes one, and a
      * collapse stops at height 1). Takes the pinned root and returns the pinned (possibly new) root.
@@ -489,25 +544,25 @@ final class Reshaper {
             if (root.children.size() > config.fanout()) {
                 List<Long> children = new ArrayList<>();
                 children.add(root.blockNumber());
-                List<MessageBuffer> buffers = new ArrayList<>();
-                buffers.add(new MessageBuffer(store.memory()));
-                InternalNode newRoot = store.newInternal(root.height + 1, new ArrayList<>(), children, buffers);
+                InternalNode newRoot = store.newInternal(root.height + 1, new ArrayList<>(), children);
                 setRoot.accept(newRoot.blockNumber());
                 newRoot.keepResident(true);
                 root.keepResident(false);
+                store.keepBuffersResident(root, false);
+                store.freeEmptyBuffers(root); // below the root an empty buffer has no block
                 fixChild(newRoot, 0, root, sequential);
                 root = newRoot;
                 continue;
             }
             if (root.children.size() == 1 && root.height > 1) {
-                if (root.buffers.get(0).count() > 0) {
+                if (root.bufferBytes.get(0) > 0) {
                     flushChild(root, 0);
                     continue;
                 }
                 InternalNode child = (InternalNode) store.pinChild(root, 0);
                 setRoot.accept(child.blockNumber());
                 child.keepResident(true);
-                store.free(root);
+                store.freeWithBuffers(root);
                 root = child;
                 continue;
             }
@@ -547,7 +602,15 @@ final class Reshaper {
         }
         InternalNode in = (InternalNode) node;
         for (int j = in.children.size() - 1; j >= 0; j--) {
-            byte[] fromBuffer = in.buffers.get(j).maxKey();
+            byte[] fromBuffer = null;
+            BufferPartition partition = store.pinBufferIfAny(in, j);
+            if (partition != null) {
+                try {
+                    fromBuffer = partition.buffer().maxKey();
+                } finally {
+                    store.unpinBuffer(in, j, partition, false);
+                }
+            }
             CacheEntry child = store.pinChild(in, j);
             byte[] below;
             try {

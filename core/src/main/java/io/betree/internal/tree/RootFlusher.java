@@ -159,9 +159,9 @@ final class RootFlusher {
                 }
                 while (true) {
                     int best = -1;
-                    for (int i = 0; i < root.buffers.size(); i++) {
-                        int bytes = root.buffers.get(i).bytes();
-                        if (bytes > 0 && (best < 0 || bytes > root.buffers.get(best).bytes())
+                    for (int i = 0; i < root.bufferBytes.size(); i++) {
+                        int bytes = root.bufferBytes.get(i);
+                        if (bytes > 0 && (best < 0 || bytes > root.bufferBytes.get(best))
                                 && !tree.subtrees.isClaimed(root.children.get(i))) {
                             best = i;
                         }

@@ -73,7 +73,11 @@ public final class ScanBatch {
                 if (i < in.pivots.size()) {
                     upper = in.pivots.get(i);
                 }
-                buffers.add(in.buffers.get(i));
+                BufferPartition partition = store.pinBufferIfAny(in, i);
+                if (partition != null) {
+                    path.add(partition);
+                    buffers.add(partition.buffer());
+                }
                 node = store.pinChild(in, i);
                 path.add(node);
             }

@@ -18,7 +18,8 @@ import java.util.TreeMap;
  * Walks a tree from its root and checks the invariants the rest of the package relies on:
  * <ul>
  * <li><b>Shape.</b> The root is an internal node; every internal node has n &ge; 1 children, n-1
- * pivots and n message buffers; every leaf has b &ge; 1 basements, b-1 pivots and b recorded
+ * pivots and n message buffers, each of the size the node records for it, and below the root
+ * none empty with a block of its own; every leaf has b &ge; 1 basements, b-1 pivots and b recorded
  * basement sizes, each equal to the basement's actual size (compaction drops a basement by its
  * recorded size without reading it).</li>
  * <li><b>Heights.</b> Each child is exactly one level below its parent; leaves are at height 0.</li>
@@ -80,7 +81,7 @@ final class TreeChecker {
      * Checks the tree whose root is {@code rootBlock}.
      *
      * @param file the data file, which violations name
-     * @return the numbers of every block reachable from the root (nodes and basements)
+     * @return the numbers of every block reachable from the root (nodes, message buffers and basements)
      * @throws CorruptionException on the first violation found
      */
     static Set<Long> check(NodeStore store, Path file, long rootBlock) {
@@ -96,7 +97,7 @@ final class TreeChecker {
             if (!(root instanceof InternalNode)) {
                 throw fail(rootBlock, "the root is a leaf, not an internal node");
             }
-            checkInternal((InternalNode) root, null, null);
+            checkInternal((InternalNode) root, null, null, true);
         } finally {
             store.unpin(root, false);
         }
@@ -114,7 +115,7 @@ final class TreeChecker {
                         + ", expected " + (parent.height - 1));
             }
             if (child instanceof InternalNode) {
-                checkInternal((InternalNode) child, lo, hi);
+                checkInternal((InternalNode) child, lo, hi, false);
             } else {
                 checkLeaf((LeafNode) child, lo, hi);
             }
@@ -123,7 +124,7 @@ final class TreeChecker {
         }
     }
 
-    private void checkInternal(InternalNode node, byte[] lo, byte[] hi) {
+    private void checkInternal(InternalNode node, byte[] lo, byte[] hi, boolean root) {
         long block = node.blockNumber();
         int n = node.children.size();
         if (node.height < 1) {
@@ -135,14 +136,15 @@ final class TreeChecker {
         if (node.pivots.size() != n - 1) {
             throw fail(block, n + " children but " + node.pivots.size() + " pivots");
         }
-        if (node.buffers.size() != n) {
-            throw fail(block, n + " children but " + node.buffers.size() + " message buffers");
+        if (node.partitions.size() != n || node.bufferBytes.size() != n) {
+            throw fail(block, n + " children but " + node.partitions.size() + " message buffers and "
+                    + node.bufferBytes.size() + " recorded buffer sizes");
         }
         checkPivots(block, node.pivots, lo, hi, "pivot");
         for (int i = 0; i < n; i++) {
             byte[] childLo = i == 0 ? lo : node.pivots.get(i - 1);
             byte[] childHi = i == n - 1 ? hi : node.pivots.get(i);
-            NavigableMap<byte[], Long> oldest = checkBuffer(node, i, childLo, childHi);
+            NavigableMap<byte[], Long> oldest = checkBuffer(node, i, childLo, childHi, root);
             above.push(new Level(block, i, oldest));
             try {
                 checkChild(node, i, childLo, childHi);
@@ -173,10 +175,36 @@ final class TreeChecker {
      * Checks buffer {@code i} of {@code node}, whose keys must lie in {@code [lo, hi)}; returns the
      * oldest msn of each of its keys.
      */
-    private NavigableMap<byte[], Long> checkBuffer(InternalNode node, int i, byte[] lo, byte[] hi) {
+    private NavigableMap<byte[], Long> checkBuffer(InternalNode node, int i, byte[] lo, byte[] hi, boolean root) {
         long block = node.blockNumber();
-        MessageBuffer buf = node.buffers.get(i);
-        String where = "buffer " + i;
+        long partitionBlock = node.partitions.get(i);
+        if (partitionBlock == InternalNode.NO_BLOCK) {
+            if (node.bufferBytes.get(i) != 0) {
+                throw fail(block, "records buffer " + i + " as " + node.bufferBytes.get(i) + " bytes, but it has no block");
+            }
+            return new TreeMap<>(Keys::compare);
+        }
+        if (!root && node.bufferBytes.get(i) == 0) {
+            throw fail(block, "keeps block " + partitionBlock + " for its empty buffer " + i
+                    + " (below the root an empty buffer has none)");
+        }
+        reach(partitionBlock, "message buffer " + i + " of block " + block);
+        BufferPartition partition = store.pinBufferIfAny(node, i);
+        try {
+            if (node.bufferBytes.get(i) != partition.bytes()) {
+                throw fail(block, "records buffer " + i + " (block " + partitionBlock + ") as "
+                        + node.bufferBytes.get(i) + " bytes, but it holds " + partition.bytes());
+            }
+            return checkMessages(block, partition.buffer(), "buffer " + i + " (block " + partitionBlock + ")", lo,
+                    hi);
+        } finally {
+            store.unpin(partition, false);
+        }
+    }
+
+    /** Checks the messages of {@code buf}, described by {@code where}, of node {@code block}. */
+    private NavigableMap<byte[], Long> checkMessages(long block, MessageBuffer buf, String where, byte[] lo,
+            byte[] hi) {
         int[] ordered = buf.orderedOffsets();
         if (ordered.length != buf.count()) {
             throw fail(block, where + " counts " + buf.count() + " messages but indexes " + ordered.length);

@@ -115,19 +115,33 @@ class BlockFileCorruptionTest {
 
     @Test
     void aNewerFormatVersionIsAClearError() throws IOException {
+        BetreeException e = openWithHeaderVersion(FileHeader.FORMAT_VERSION + 1);
+        assertTrue(e.getMessage().contains("newer version"), e.getMessage());
+    }
+
+    @Test
+    void anOlderFormatVersionIsRefusedByName() throws IOException {
+        BetreeException e = openWithHeaderVersion(1);
+        assertTrue(e.getMessage().contains("older version of betree (block file format 1; this version reads format "
+                + FileHeader.FORMAT_VERSION + " only"), e.getMessage());
+        assertTrue(e.getMessage().contains(file().toString()), e.getMessage());
+    }
+
+    /** Opens a file whose intact header says {@code version}; returns the refusal, which is not corruption. */
+    private BetreeException openWithHeaderVersion(int version) throws IOException {
         try (BlockFile f = BlockFile.open(ENV, file())) {
             f.checkpoint(null);
         }
         ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(file()), 0, FileHeader.SIZE).slice()
                 .order(ByteOrder.LITTLE_ENDIAN);
-        h.putInt(8, FileHeader.FORMAT_VERSION + 1);
+        h.putInt(8, version);
         h.putInt(FileHeader.SIZE - 4, BlockFormat.crc32c(h, 0, FileHeader.SIZE - 4));
         byte[] bytes = new byte[FileHeader.SIZE];
         h.get(0, bytes);
         overwrite(file(), 0, bytes);
         BetreeException e = assertThrows(BetreeException.class, () -> BlockFile.open(ENV, file()).close());
         assertFalse(e instanceof CorruptionException);
-        assertTrue(e.getMessage().contains("newer version"), e.getMessage());
+        return e;
     }
 
     @Test

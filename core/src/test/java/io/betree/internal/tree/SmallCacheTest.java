@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.compression.Compressors;
+import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
 import io.betree.internal.fault.FailureListener;
 import io.betree.internal.memory.NodeMemory;
@@ -14,6 +15,8 @@ import io.betree.internal.storage.StorageEnv;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -133,10 +136,10 @@ class SmallCacheTest {
                 }
                 java.util.Random rnd = new java.util.Random(20261125);
                 int toRoot = 0;
-                // The root is kept resident, but may go too when the cache passes its hard limit
-                // (other tests' memory in this process counts against a small budget): held
-                // throughout, so that the reads counted are those below it.
-                io.betree.internal.cache.CacheEntry root = holdRoot(cache, tree, msn);
+                // The root and its buffers are kept resident, but may go too when the cache passes
+                // its hard limit (other tests' memory in this process counts against a small
+                // budget): held throughout, so that the reads counted are those below them.
+                List<CacheEntry> root = holdRoot(cache, tree, msn);
                 try {
                     for (int round = 0; round < 100 && toRoot == 0; round++) {
                         // Reads of older rows fill the cache, and the evictor drops the rest, in
@@ -146,7 +149,7 @@ class SmallCacheTest {
                         }
                         long k = next++;
                         long m = ++msn;
-                        boolean wentToRoot = BeTree.withFlushesPaused(java.util.List.of(tree), () -> {
+                        boolean wentToRoot = BeTree.withFlushesPaused(List.of(tree), () -> {
                             long reads = writerReads.get();
                             double rootBefore = tree.rootFullness();
                             tree.write(MessageType.PUT, key(k), value, m);
@@ -154,12 +157,12 @@ class SmallCacheTest {
                             return tree.rootFullness() > rootBefore;
                         });
                         toRoot += wentToRoot ? 1 : 0;
-                        io.betree.internal.cache.CacheEntry now = holdRoot(cache, tree, msn); // it may have split
-                        cache.release(root, false);
+                        List<CacheEntry> now = holdRoot(cache, tree, msn); // it may have split
+                        release(cache, root);
                         root = now;
                     }
                 } finally {
-                    cache.release(root, false);
+                    release(cache, root);
                 }
                 assertTrue(toRoot > 0, "the reads never made the cache drop the rightmost path");
                 for (long k = 0; k < next; k++) {
@@ -171,16 +174,30 @@ class SmallCacheTest {
         }
     }
 
-    /** Pins the tree's current root, reading it back first if the cache let it go. */
-    private static io.betree.internal.cache.CacheEntry holdRoot(NodeCache cache, BeTree tree, long msn) {
+    /**
+     * Pins the tree's current root, reading it back first if the cache let it go, and its message
+     * buffers; returns them, root first.
+     */
+    private static List<CacheEntry> holdRoot(NodeCache cache, BeTree tree, long msn) {
         for (int attempt = 0; attempt < 1_000; attempt++) {
-            io.betree.internal.cache.CacheEntry root = cache.pinIfCached(tree.rootBlock());
+            CacheEntry root = cache.pinIfCached(tree.rootBlock());
             if (root != null) {
-                return root;
+                List<CacheEntry> held = new ArrayList<>(List.of(root));
+                InternalNode node = (InternalNode) root;
+                for (int i = 0; i < node.partitions.size(); i++) {
+                    held.add(tree.store().pinBuffer(node, i));
+                }
+                return held;
             }
             tree.get(key(0), msn);
         }
         throw new AssertionError("the root never stayed in the cache long enough to pin it");
+    }
+
+    private static void release(NodeCache cache, List<CacheEntry> held) {
+        for (CacheEntry e : held) {
+            cache.release(e, false);
+        }
     }
 
     private static byte[] key(long k) {

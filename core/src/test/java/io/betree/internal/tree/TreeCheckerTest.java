@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * full buffers, split leaves and evicted nodes: the checker passes on it, and each kind of damage
  * done to an in-memory node through package access (pivots swapped, a child pointer aimed at
  * the wrong block, a cycle, a message outside its child's key range or older than what lies
- * below, basements swapped, a wrong recorded basement size) is reported as a
+ * below, basements swapped, a wrong recorded basement or buffer size) is reported as a
  * {@link CorruptionException} naming the block, after which the damage is undone and the tree
  * passes again with no pin left behind. Tests run with the tree paused
  * ({@link BeTree#whileUnchanged}), so that background flushes neither race with the damage nor
@@ -200,16 +200,11 @@ class TreeCheckerTest {
         paused(() -> {
             Set<Long> blocks = check();
             InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.children.size() >= 2);
-            MessageBuffer original = node.buffers.get(0);
-            MessageBuffer damaged = copy(original);
-            // Child 0 holds keys below pivot 0; pivot 0 itself routes to child 1.
-            damaged.append(MessageType.PUT, ++msn, 0L, node.pivots.get(0), new byte[] {1});
             try {
-                node.buffers.set(0, damaged);
-                assertFails(node.blockNumber(), "is not below the upper bound");
-                node.buffers.set(0, original);
+                // Child 0 holds keys below pivot 0; pivot 0 itself routes to child 1.
+                withExtraMessage(node, 0, node.pivots.get(0), ++msn,
+                        () -> assertFails(node.blockNumber(), "is not below the upper bound"));
             } finally {
-                damaged.release();
                 store().unpin(node, false);
             }
             assertEquals(blocks, check());
@@ -223,19 +218,34 @@ class TreeCheckerTest {
             Set<Long> blocks = check();
             byte[] key = firstStoredKey();
             InternalNode root = store().pinRoot(tree.rootBlock());
-            MessageBuffer original = root.buffers.get(0);
-            MessageBuffer damaged = copy(original);
-            // Older than the row of the same key in a basement below (every msn and row timestamp is >= 0).
-            damaged.append(MessageType.PUT, 0L, 0L, key, new byte[] {1});
             try {
-                root.buffers.set(0, damaged);
-                CorruptionException e = assertThrows(CorruptionException.class, this::check);
-                assertTrue(e.detail().contains("is not older than the message @0 for the same key in buffer 0 of block "
-                        + root.blockNumber()), e.getMessage());
-                root.buffers.set(0, original);
+                // Older than the row of the same key in a basement below (every msn and row timestamp is >= 0).
+                withExtraMessage(root, 0, key, 0L, () -> {
+                    CorruptionException e = assertThrows(CorruptionException.class, this::check);
+                    assertTrue(e.detail().contains("is not older than the message @0 for the same key in buffer 0 of"
+                            + " block " + root.blockNumber()), e.getMessage());
+                });
             } finally {
-                damaged.release();
                 store().unpin(root, false);
+            }
+            assertEquals(blocks, check());
+            assertNothingPinned(blocks);
+        });
+    }
+
+    @Test
+    void reportsAWrongRecordedBufferSize() {
+        paused(() -> {
+            Set<Long> blocks = check();
+            InternalNode node = (InternalNode) find(e -> e instanceof InternalNode in && in.bufferBytes.get(0) > 0);
+            int size = node.bufferBytes.get(0);
+            try {
+                node.noteBytes(0, size + 1);
+                assertFails(node.blockNumber(), "records buffer 0 (block " + node.partitions.get(0) + ") as "
+                        + (size + 1) + " bytes, but it holds " + size);
+            } finally {
+                node.noteBytes(0, size);
+                store().unpin(node, false);
             }
             assertEquals(blocks, check());
             assertNothingPinned(blocks);
@@ -367,6 +377,32 @@ class TreeCheckerTest {
         original.consolidate();
         out.appendRun(original, 0, original.count());
         return out;
+    }
+
+    /**
+     * Runs {@code body} with a put of {@code key} at {@code msn} added to buffer {@code i} of the
+     * pinned {@code node} (its recorded size to match; a block made for it if it had none), then
+     * puts the buffer back as it was.
+     */
+    private void withExtraMessage(InternalNode node, int i, byte[] key, long msn, Runnable body) {
+        boolean hadBlock = node.partitions.get(i) != InternalNode.NO_BLOCK;
+        int recorded = node.bufferBytes.get(i);
+        BufferPartition partition = store().pinBuffer(node, i);
+        MessageBuffer damaged = copy(partition.buffer());
+        damaged.append(MessageType.PUT, msn, 0L, key, new byte[] {1});
+        MessageBuffer original = partition.replace(damaged);
+        node.noteBytes(i, damaged.bytes());
+        try {
+            body.run();
+        } finally {
+            partition.replace(original);
+            node.noteBytes(i, recorded);
+            damaged.release();
+            store().unpin(partition, false);
+            if (!hadBlock) {
+                store().takeAndFreeBuffer(node, i).release();
+            }
+        }
     }
 
     private static void swapBasements(LeafNode leaf) {

@@ -1,0 +1,183 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.internal.cache.BackingStore;
+import io.betree.internal.cache.CacheEntry;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.FailureListener;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Internal nodes whose message buffers are blocks of their own, over a real block file: a tree of
+ * several levels with messages pending at every level is checkpointed and opened again with an
+ * empty cache, and each point read then fetches, besides the nodes and the basement on its path,
+ * only the buffers on its path, and below the root none that is empty (an empty buffer there has no
+ * block). The answers are those the messages give.
+ */
+class PartitionedNodeTest {
+    private static final TreeConfig CONFIG = new TreeConfig(64 << 10, 4 << 10, 8, Compressors.create("lz4"));
+    private static final int ROWS = 100_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aColdPointReadFetchesTheBuffersOnItsPathOnly() throws Exception {
+        Path path = dir.resolve("tree.data");
+        long rootBlock;
+        long msn = 0;
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            try {
+                BeTree tree = BeTree.create(cache, file, CONFIG, () -> 0, FailureListener.IGNORE);
+                for (int i = 0; i < ROWS; i++) {
+                    tree.write(MessageType.PUT, key(i * 7919L % ROWS), value(i * 7919L % ROWS, 0), ++msn);
+                }
+                // Updates of every tenth row: messages pending above rows already in basements.
+                for (int i = 0; i < ROWS; i += 10) {
+                    tree.write(MessageType.PUT, key(i), value(i, 1), ++msn);
+                }
+                while (tree.flushStep()) {
+                    // drained, so that no background step runs on after the checkpoint
+                }
+                rootBlock = checkpoint(file, cache, tree);
+            } finally {
+                cache.releaseAll();
+            }
+        }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, 64L << 20);
+            try {
+                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootBlock);
+                Random rnd = new Random(20261126);
+                int buffersFetched = 0;
+                for (int n = 0; n < 200; n++) {
+                    int k = rnd.nextInt(ROWS);
+                    backing.fetched.clear();
+                    assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), msn), "row " + k);
+                    Set<Long> onPath = buffersOnPath(tree, key(k));
+                    for (long[] f : backing.fetched) {
+                        if (f[1] == BufferPartition.TAG) {
+                            assertTrue(onPath.contains(f[0]), "read of row " + k + " fetched buffer block " + f[0]
+                                    + ", not one on its path " + onPath);
+                            buffersFetched++;
+                        }
+                    }
+                }
+                assertTrue(buffersFetched > 0, "no read fetched a buffer: the tree has no pending messages below");
+                assertTrue(rootHeight(tree) >= 2, "the tree is too shallow to test: height " + rootHeight(tree));
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
+    /** Checkpoints the tree as the engine does; returns the root block the checkpoint holds. */
+    private static long checkpoint(BlockFile file, NodeCache cache, BeTree tree) throws IOException {
+        long root = BeTree.withFlushesPaused(List.of(tree), () -> BeTree.whileUnchanged(List.of(tree), () -> {
+            file.beginCheckpoint();
+            cache.beginCheckpoint();
+            return tree.rootBlock();
+        }));
+        cache.writeCheckpointImages();
+        file.finishCheckpoint(null);
+        return root;
+    }
+
+    /**
+     * The block numbers of the buffers on the path to {@code key}, checking that below the root each
+     * one that has a block holds messages.
+     */
+    private static Set<Long> buffersOnPath(BeTree tree, byte[] key) {
+        Set<Long> blocks = new HashSet<>();
+        NodeStore store = tree.store();
+        CacheEntry node = store.pinNode(tree.rootBlock());
+        while (node instanceof InternalNode in) {
+            int i = in.childFor(key);
+            if (in.partitions.get(i) != InternalNode.NO_BLOCK) {
+                assertTrue(in.blockNumber() == tree.rootBlock() || in.bufferBytes.get(i) > 0,
+                        "block " + in.blockNumber() + " keeps a block for its empty buffer " + i);
+                blocks.add(in.partitions.get(i));
+            }
+            CacheEntry child = store.pinChild(in, i);
+            store.unpin(node, false);
+            node = child;
+        }
+        store.unpin(node, false);
+        return blocks;
+    }
+
+    private static int rootHeight(BeTree tree) {
+        InternalNode root = tree.store().pinRoot(tree.rootBlock());
+        try {
+            return root.height;
+        } finally {
+            tree.store().unpin(root, false);
+        }
+    }
+
+    private static byte[] key(long k) {
+        return ByteBuffer.allocate(8).putLong(k).array();
+    }
+
+    private static byte[] value(long k, int version) {
+        byte[] v = new byte[100];
+        ByteBuffer.wrap(v).putLong(k).putInt(version);
+        return v;
+    }
+
+    /** The block file behind the cache, recording each block fetched with its payload's tag. */
+    private static final class RecordingBacking implements BackingStore {
+        final List<long[]> fetched = new ArrayList<>();
+        private final BlockFileBacking real;
+
+        RecordingBacking(BlockFileBacking real) {
+            this.real = real;
+        }
+
+        @Override
+        public ByteBuf fetch(long blockNumber) {
+            ByteBuf data = real.fetch(blockNumber);
+            synchronized (fetched) {
+                fetched.add(new long[] {blockNumber, data.getByte(data.readerIndex())});
+            }
+            return data;
+        }
+
+        @Override
+        public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            real.writeBack(blockNumber, image, codec);
+        }
+
+        @Override
+        public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            return real.writeCheckpointImage(blockNumber, image, codec);
+        }
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+    }
+}
