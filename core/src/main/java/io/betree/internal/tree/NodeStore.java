@@ -175,8 +175,8 @@ final class NodeStore {
             CacheEntry node = root;
             while (node instanceof InternalNode in) {
                 int last = in.children.size() - 1;
-                if (in.partitions.get(last) != InternalNode.NO_BLOCK) {
-                    // A split of the last child splits this buffer too.
+                if (in.bufferBytes.get(last) > 0) {
+                    // A split of the last child splits this buffer too (an empty one it leaves be).
                     CacheEntry buffer = cache.pinIfCached(in.partitions.get(last));
                     if (buffer == null) {
                         return null;

@@ -2,6 +2,7 @@ package io.betree.internal.tree;
 
 import io.betree.internal.cache.CacheEntry;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongConsumer;
 
@@ -421,39 +422,55 @@ final class Reshaper {
 
     /** Inserts split-off pieces of child {@code i} after it, splitting buffer {@code i} to match. */
     void insertChildren(InternalNode parent, int i, List<byte[]> separators, List<CacheEntry> pieces) {
-        List<MessageBuffer> parts = new ArrayList<>();
-        for (int k = 1; k <= pieces.size(); k++) {
-            parts.add(new MessageBuffer(store.memory()));
-        }
+        int n = pieces.size() + 1; // child i and the pieces
+        long[] blocks = new long[n];
+        int[] bytes = new int[n];
+        Arrays.fill(blocks, InternalNode.NO_BLOCK);
+        blocks[0] = parent.partitions.get(i); // unless it holds messages to split
+        List<MessageBuffer> parts = new ArrayList<>(n);
         if (parent.bufferBytes.get(i) > 0) {
             BufferPartition partition = store.pinBuffer(parent, i);
-            boolean emptied;
             try {
                 MessageBuffer old = partition.buffer();
                 old.consolidate();
-                int from = separators.isEmpty() ? old.count() : Math.max(0, old.lowerBound(separators.get(0), false));
-                MessageBuffer first = new MessageBuffer(store.memory());
-                first.appendRun(old, 0, from);
-                for (int piece = 0; piece < parts.size(); piece++) {
-                    int end = piece + 1 < separators.size()
-                            ? Math.max(from, old.lowerBound(separators.get(piece + 1), false)) : old.count();
-                    parts.get(piece).appendRun(old, from, end);
+                int from = 0;
+                for (int k = 0; k < n; k++) {
+                    int end = k < separators.size() ? Math.max(from, old.lowerBound(separators.get(k), false))
+                            : old.count();
+                    MessageBuffer part = new MessageBuffer(store.memory());
+                    part.appendRun(old, from, end);
+                    parts.add(part);
                     from = end;
                 }
-                partition.replace(first).release();
-                emptied = first.count() == 0;
+                // The block goes with the first part that holds messages, not always the first
+                // part: on the sequential path all of them go right, and the run holds the block
+                // pinned, so it must not be freed.
+                int keeper = 0;
+                while (parts.get(keeper).count() == 0) {
+                    keeper++;
+                }
+                blocks[0] = InternalNode.NO_BLOCK;
+                partition.replace(parts.get(keeper)).release();
+                parts.set(keeper, null);
+                blocks[keeper] = partition.blockNumber();
+                bytes[keeper] = partition.bytes();
             } finally {
-                store.unpinBuffer(parent, i, partition, true);
-            }
-            if (emptied) {
-                store.takeAndFreeBuffer(parent, i).release();
+                store.unpin(partition, true);
             }
         }
-        for (int k = 0; k < pieces.size(); k++) {
-            parent.pivots.add(i + k, separators.get(k));
-            parent.children.add(i + 1 + k, pieces.get(k).blockNumber());
-            parent.bufferBytes.add(i + 1 + k, parts.get(k).bytes());
-            parent.partitions.add(i + 1 + k, store.newPartition(parts.get(k)));
+        for (int k = 0; k < parts.size(); k++) {
+            if (parts.get(k) != null) {
+                bytes[k] = parts.get(k).bytes();
+                blocks[k] = store.newPartition(parts.get(k)); // none, the buffer released, when empty
+            }
+        }
+        parent.partitions.set(i, blocks[0]);
+        parent.noteBytes(i, bytes[0]);
+        for (int k = 1; k < n; k++) {
+            parent.pivots.add(i + k - 1, separators.get(k - 1));
+            parent.children.add(i + k, pieces.get(k - 1).blockNumber());
+            parent.partitions.add(i + k, blocks[k]);
+            parent.bufferBytes.add(i + k, bytes[k]);
         }
     }
 

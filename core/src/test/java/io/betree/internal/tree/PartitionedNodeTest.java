@@ -93,6 +93,46 @@ class PartitionedNodeTest {
         }
     }
 
+    @Test
+    void aSequentialSplitThatSendsABuffersMessagesAllRightKeepsItsBlock() throws Exception {
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("sequential.data"))) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            try {
+                // Nodes large enough that the root keeps a thousand messages; fanout 4, so that the
+                // root's last child splits by child count, at pivots below those messages' keys.
+                BeTree tree = BeTree.create(cache, file, new TreeConfig(256 << 10, 4 << 10, 4,
+                        Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
+                long msn = 0;
+                long next = 0;
+                for (; next < 20_000; next++) {
+                    tree.write(MessageType.PUT, key(next), value(next, 0), ++msn);
+                }
+                // With the structure lock taken, keys beyond every key go to the root's last buffer.
+                tree.structure.readLock().lock();
+                try {
+                    for (long end = next + 1_000; next < end; next++) {
+                        tree.write(MessageType.PUT, key(next), value(next, 0), ++msn);
+                    }
+                } finally {
+                    tree.structure.readLock().unlock();
+                }
+                assertTrue(tree.rootFullness() > 0, "the root holds no messages");
+                // The sequential path again: the root's last child splits until the root's last
+                // buffer, which the path holds pinned, is split with all its messages going right.
+                for (long end = next + 60_000; next < end; next++) {
+                    tree.write(MessageType.PUT, key(next), value(next, 0), ++msn);
+                }
+                tree.checkInvariants(file.path());
+                for (long k = 0; k < next; k += 7) {
+                    assertArrayEquals(value(k, 0), tree.get(key(k), msn), "row " + k);
+                }
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
     /** Checkpoints the tree as the engine does; returns the root block the checkpoint holds. */
     private static long checkpoint(BlockFile file, NodeCache cache, BeTree tree) throws IOException {
         long root = BeTree.withFlushesPaused(List.of(tree), () -> BeTree.whileUnchanged(List.of(tree), () -> {
