@@ -122,7 +122,8 @@ public final class Environment implements AutoCloseable {
      *
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the name is empty or longer than 255 bytes, or the shape
-     *     does not fit (basement larger than half a node, node larger than an eighth of the cache)
+     *     set does not fit (basement larger than half a node, node larger than an eighth of the
+     *     cache); sizes left unset adapt to the cache ({@link IndexOptions})
      * @throws IllegalStateException if the environment is closed
      */
     public Index openIndex(String name, IndexOptions options) {
@@ -133,16 +134,19 @@ public final class Environment implements AutoCloseable {
         if (nameBytes == 0 || nameBytes > 255) {
             throw new IllegalArgumentException("index name must be 1 to 255 UTF-8 bytes, was " + nameBytes);
         }
-        if (options.basementSize() * 2 > options.nodeSize()) {
-            throw new IllegalArgumentException("basementSize " + options.basementSize()
-                    + " must be at most half of nodeSize " + options.nodeSize());
+        IndexOptions shape = options.fittedTo(this.options.cacheBytes());
+        if (shape.basementSize() * 2 > shape.nodeSize()) {
+            throw new IllegalArgumentException("basementSize " + shape.basementSize()
+                    + " must be at most half of nodeSize " + shape.nodeSize());
         }
-        if ((long) options.nodeSize() * 8 > this.options.cacheBytes()) {
-            throw new IllegalArgumentException("nodeSize " + options.nodeSize() + " needs a cache of at least "
-                    + options.nodeSize() * 8L + " bytes (8 nodes)");
+        if ((long) shape.nodeSize() * IndexOptions.CACHE_NODES > this.options.cacheBytes()) {
+            throw new IllegalArgumentException("nodeSize " + shape.nodeSize() + " needs a cache of at least "
+                    + shape.nodeSize() * (long) IndexOptions.CACHE_NODES + " bytes (" + IndexOptions.CACHE_NODES
+                    + " nodes); the cache holds " + this.options.cacheBytes() + " (leave nodeSize unset and it"
+                    + " adapts)");
         }
-        TreeConfig config = new TreeConfig(options.nodeSize(), options.basementSize(), options.fanout(),
-                options.codec().compressor(options.level()));
+        TreeConfig config = new TreeConfig(shape.nodeSize(), shape.basementSize(), shape.fanout(),
+                shape.codec().compressor(shape.level()));
         try {
             return handle(engine.openIndex(name, config));
         } catch (io.betree.internal.fault.BetreeException e) {

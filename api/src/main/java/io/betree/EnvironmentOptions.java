@@ -13,8 +13,8 @@ import java.util.Objects;
 public final class EnvironmentOptions {
     /** Default node cache budget: 128 MiB. */
     public static final long DEFAULT_CACHE_BYTES = 128L << 20;
-    /** Smallest accepted cache budget: 16 MiB. */
-    public static final long MIN_CACHE_BYTES = 16L << 20;
+    /** Smallest accepted cache budget: 4 MiB (indexes with default options adapt their node size to it). */
+    public static final long MIN_CACHE_BYTES = 4L << 20;
     /** Default heap share of one transaction's pending writes: 8 MiB. */
     public static final long DEFAULT_TRANSACTION_MEMORY_BYTES = 8L << 20;
 

@@ -8,7 +8,10 @@ import java.util.Objects;
  * codec may change on a later open and applies to blocks written from then on.
  *
  * <p>Defaults, chosen by measurement (see docs/design.md): 4 MiB nodes, 64 KiB basements, fanout
- * 16, ZSTD at level 3.
+ * 16, LZ4. A node size or basement size left unset adapts to the environment's cache when the
+ * index is created: halved until eight nodes fit the cache (a basement at most half a node), so
+ * that any cache the environment accepts works with the defaults. A size set explicitly is kept,
+ * and refused when it does not fit.
  */
 public final class IndexOptions {
     /** Default node size: 4 MiB. */
@@ -17,19 +20,27 @@ public final class IndexOptions {
     public static final int DEFAULT_BASEMENT_SIZE = 64 << 10;
     /** Default fanout: 16. */
     public static final int DEFAULT_FANOUT = 16;
+    /** Nodes the cache must hold at least. */
+    static final int CACHE_NODES = 8;
+    private static final int MIN_NODE_SIZE = 64 << 10;
 
     private final Codec codec;
     private final int level;
     private final int nodeSize;
     private final int basementSize;
     private final int fanout;
+    private final boolean nodeSizeSet;
+    private final boolean basementSizeSet;
 
-    private IndexOptions(Codec codec, int level, int nodeSize, int basementSize, int fanout) {
+    private IndexOptions(Codec codec, int level, int nodeSize, int basementSize, int fanout, boolean nodeSizeSet,
+            boolean basementSizeSet) {
         this.codec = codec;
         this.level = level;
         this.nodeSize = nodeSize;
         this.basementSize = basementSize;
         this.fanout = fanout;
+        this.nodeSizeSet = nodeSizeSet;
+        this.basementSizeSet = basementSizeSet;
     }
 
     /**
@@ -39,13 +50,14 @@ public final class IndexOptions {
      */
     public static IndexOptions defaults() {
         return new IndexOptions(Codec.LZ4, Codec.LZ4.defaultLevel(), DEFAULT_NODE_SIZE, DEFAULT_BASEMENT_SIZE,
-                DEFAULT_FANOUT);
+                DEFAULT_FANOUT, false, false);
     }
 
     /** Compresses blocks with {@code codec} at its default level. */
     public IndexOptions codec(Codec codec) {
         Objects.requireNonNull(codec, "codec");
-        return new IndexOptions(codec, codec.defaultLevel(), nodeSize, basementSize, fanout);
+        return new IndexOptions(codec, codec.defaultLevel(), nodeSize, basementSize, fanout, nodeSizeSet,
+                basementSizeSet);
     }
 
     /**
@@ -56,23 +68,23 @@ public final class IndexOptions {
     public IndexOptions codec(Codec codec, int level) {
         Objects.requireNonNull(codec, "codec");
         codec.compressor(level);
-        return new IndexOptions(codec, level, nodeSize, basementSize, fanout);
+        return new IndexOptions(codec, level, nodeSize, basementSize, fanout, nodeSizeSet, basementSizeSet);
     }
 
-    /** Node size in bytes, 64 KiB to 64 MiB. */
+    /** Node size in bytes, 64 KiB to 64 MiB; kept as set, whatever the cache. */
     public IndexOptions nodeSize(int bytes) {
-        if (bytes < (64 << 10) || bytes > (64 << 20)) {
+        if (bytes < MIN_NODE_SIZE || bytes > (64 << 20)) {
             throw new IllegalArgumentException("nodeSize must be between 64 KiB and 64 MiB, was " + bytes);
         }
-        return new IndexOptions(codec, level, bytes, basementSize, fanout);
+        return new IndexOptions(codec, level, bytes, basementSize, fanout, true, basementSizeSet);
     }
 
-    /** Basement size in bytes, 4 KiB to 4 MiB. */
+    /** Basement size in bytes, 4 KiB to 4 MiB; kept as set, whatever the cache. */
     public IndexOptions basementSize(int bytes) {
         if (bytes < (4 << 10) || bytes > (4 << 20)) {
             throw new IllegalArgumentException("basementSize must be between 4 KiB and 4 MiB, was " + bytes);
         }
-        return new IndexOptions(codec, level, nodeSize, bytes, fanout);
+        return new IndexOptions(codec, level, nodeSize, bytes, fanout, nodeSizeSet, true);
     }
 
     /** Maximum children of an internal node, 4 to 1024. */
@@ -80,7 +92,23 @@ public final class IndexOptions {
         if (children < 4 || children > 1024) {
             throw new IllegalArgumentException("fanout must be between 4 and 1024, was " + children);
         }
-        return new IndexOptions(codec, level, nodeSize, basementSize, children);
+        return new IndexOptions(codec, level, nodeSize, basementSize, children, nodeSizeSet, basementSizeSet);
+    }
+
+    /**
+     * These options for an environment whose cache holds {@code cacheBytes}: a node size not set
+     * explicitly halved until eight nodes fit (64 KiB at least), a basement size not set explicitly
+     * at most half of that node size.
+     */
+    IndexOptions fittedTo(long cacheBytes) {
+        int node = nodeSize;
+        if (!nodeSizeSet) {
+            while (node > MIN_NODE_SIZE && (long) node * CACHE_NODES > cacheBytes) {
+                node >>= 1;
+            }
+        }
+        int basement = basementSizeSet ? basementSize : Math.min(basementSize, node / 2);
+        return new IndexOptions(codec, level, node, basement, fanout, nodeSizeSet, basementSizeSet);
     }
 
     /** The codec. */
@@ -93,12 +121,12 @@ public final class IndexOptions {
         return level;
     }
 
-    /** Node size in bytes. */
+    /** Node size in bytes (before {@linkplain IndexOptions adapting} to the cache, when not set). */
     public int nodeSize() {
         return nodeSize;
     }
 
-    /** Basement size in bytes. */
+    /** Basement size in bytes (before {@linkplain IndexOptions adapting} to the cache, when not set). */
     public int basementSize() {
         return basementSize;
     }

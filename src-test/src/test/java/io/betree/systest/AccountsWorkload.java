@@ -51,7 +51,7 @@ final class AccountsWorkload {
 
     /** Options for crash tests: smallest cache, 1 MiB log segments (so segments roll and are deleted). */
     static EnvironmentOptions options() {
-        return EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES).logSegmentBytes(1L << 20);
+        return EnvironmentOptions.defaults().cacheBytes(16L << 20).logSegmentBytes(1L << 20);
     }
 
     /** The workload's three indexes in one environment. */

@@ -217,16 +217,19 @@ class ApiContractTest {
             assertThrows(IllegalArgumentException.class, () -> env.openIndex(""));
             assertThrows(IllegalArgumentException.class, () -> env.openIndex("x".repeat(256)));
             assertDoesNotThrow(() -> env.openIndex("x".repeat(255), IndexOptions.defaults().nodeSize(1 << 20)));
-            // 4 MiB default nodes need 8 nodes = 32 MiB of cache.
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> env.openIndex("big"));
-            assertTrue(e.getMessage().contains("nodeSize"), e.getMessage());
+            // 4 MiB nodes set explicitly need 8 nodes = 32 MiB of cache; left unset, the node size adapts.
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> env.openIndex("big", IndexOptions.defaults().nodeSize(4 << 20)));
+            assertTrue(e.getMessage().contains("nodeSize 4194304 needs a cache of at least 33554432 bytes"),
+                    e.getMessage());
+            assertDoesNotThrow(() -> env.openIndex("adapted").put(new byte[] {1}, new byte[] {2}));
             assertThrows(IllegalArgumentException.class,
                     () -> env.openIndex("shape", IndexOptions.defaults().nodeSize(64 << 10).basementSize(64 << 10)));
             assertFalse(env.indexNames().contains("big"), "a refused index must not be created");
             Index a = env.openIndex("same", IndexOptions.defaults().nodeSize(1 << 20));
             assertSame(a, env.openIndex("same", IndexOptions.defaults().nodeSize(1 << 20)));
         }
-        assertThrows(IllegalArgumentException.class, () -> EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes((16L << 20) - 1));
+        assertThrows(IllegalArgumentException.class, () -> EnvironmentOptions.defaults().durability(Durability.NONE).cacheBytes((4L << 20) - 1));
         assertThrows(IllegalArgumentException.class, () -> IndexOptions.defaults().nodeSize((64 << 10) - 1));
         assertThrows(IllegalArgumentException.class, () -> IndexOptions.defaults().basementSize((4 << 10) - 1));
         assertThrows(IllegalArgumentException.class, () -> IndexOptions.defaults().fanout(3));

@@ -62,7 +62,7 @@ class CheckpointRaceTest {
         FaultInjectingStorageEnv fi = new FaultInjectingStorageEnv();
         FencedStorageEnv fenced = new FencedStorageEnv(fi);
         EnvironmentOptions options = StorageSeam.withStorage(EnvironmentOptions.defaults()
-                .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES).checkpointInterval(Duration.ZERO), fenced);
+                .cacheBytes(16L << 20).checkpointInterval(Duration.ZERO), fenced);
         Environment env = Environment.open(dir, options);
         Index busy = env.openIndex("busy", shape());
         AtomicBoolean stop = new AtomicBoolean();
@@ -122,7 +122,7 @@ class CheckpointRaceTest {
             throw new AssertionError("before the crash: " + failure.get(), failure.get());
         }
         try (Environment again = Environment.open(dir, EnvironmentOptions.defaults()
-                .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES).checkpointInterval(Duration.ZERO))) {
+                .cacheBytes(16L << 20).checkpointInterval(Duration.ZERO))) {
             List<String> names = again.indexNames();
             List<String> missing = new ArrayList<>();
             for (int i = 0; i < created; i++) {

@@ -72,7 +72,7 @@ class ConcurrentModelTest {
 
     private static EnvironmentOptions options() {
         // No syncing: durability is the crash tests' subject; checkpoints come from a thread below.
-        return EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
+        return EnvironmentOptions.defaults().cacheBytes(16L << 20)
                 .durability(Durability.NONE).checkpointInterval(Duration.ZERO);
     }
 

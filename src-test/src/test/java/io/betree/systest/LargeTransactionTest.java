@@ -49,7 +49,7 @@ class LargeTransactionTest {
     Path work;
 
     private static EnvironmentOptions options() {
-        return EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
+        return EnvironmentOptions.defaults().cacheBytes(16L << 20)
                 .durability(Durability.NONE).transactionMemoryBytes(4096);
     }
 

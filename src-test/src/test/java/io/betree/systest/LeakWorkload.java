@@ -27,7 +27,7 @@ import java.util.Random;
  */
 public final class LeakWorkload {
     static final EnvironmentOptions SMALL_CACHE = EnvironmentOptions.defaults().durability(Durability.NONE)
-            .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES);
+            .cacheBytes(16L << 20);
 
     private LeakWorkload() {
     }

@@ -56,7 +56,7 @@ class ModelBasedTest {
         NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
         IndexOptions shape = IndexOptions.defaults().codec(codec).nodeSize(64 << 10).basementSize(4 << 10).fanout(4 + rnd.nextInt(8));
         // Syncing is the crash tests' subject; here it would only slow the run down.
-        EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
+        EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(16L << 20)
                 .durability(Durability.NONE);
         int keySpace = 2_000 + rnd.nextInt(30_000);
         Environment env = Environment.open(dir, envOptions);

@@ -57,7 +57,7 @@ class TransferConcurrencyTest {
     Path dir;
 
     private static EnvironmentOptions options() {
-        return EnvironmentOptions.defaults().cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES)
+        return EnvironmentOptions.defaults().cacheBytes(16L << 20)
                 .checkpointInterval(Duration.ofMillis(150)).durability(Durability.SYNC);
     }
 

@@ -46,7 +46,7 @@ class VirtualThreadsTest {
         List<String> pinnedInBetree = new CopyOnWriteArrayList<>();
         try (RecordingStream jfr = new RecordingStream();
                 Environment env = Environment.open(dir, EnvironmentOptions.defaults()
-                        .cacheBytes(EnvironmentOptions.MIN_CACHE_BYTES).durability(Durability.SYNC)
+                        .cacheBytes(16L << 20).durability(Durability.SYNC)
                         .checkpointInterval(Duration.ofMillis(200)))) {
             jfr.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
             jfr.onEvent("jdk.VirtualThreadPinned", e -> {
