@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.compression.BlockCompressor;
 import io.betree.compression.Compressors;
-import io.betree.internal.cache.BackingStore;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.EntryLoader;
 import io.betree.internal.cache.NodeCache;
@@ -122,19 +121,13 @@ class CheckpointWriteBackRaceTest {
     }
 
     /** The real block file behind the cache, whose first write-back waits at a gate. */
-    private static final class GatedBacking implements BackingStore {
+    private static final class GatedBacking extends ForwardingBackingStore {
         final CountDownLatch writing = new CountDownLatch(1);
         final CountDownLatch letGo = new CountDownLatch(1);
         private final AtomicBoolean first = new AtomicBoolean(true);
-        private final BlockFileBacking real;
 
         GatedBacking(BlockFileBacking real) {
-            this.real = real;
-        }
-
-        @Override
-        public ByteBuf fetch(long blockNumber) {
-            return real.fetch(blockNumber);
+            super(real);
         }
 
         @Override
@@ -147,17 +140,7 @@ class CheckpointWriteBackRaceTest {
                     Thread.currentThread().interrupt();
                 }
             }
-            real.writeBack(blockNumber, image, codec);
-        }
-
-        @Override
-        public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
-            return real.writeCheckpointImage(blockNumber, image, codec);
-        }
-
-        @Override
-        public String name() {
-            return real.name();
+            super.writeBack(blockNumber, image, codec);
         }
     }
 

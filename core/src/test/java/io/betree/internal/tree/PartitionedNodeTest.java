@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.compression.BlockCompressor;
 import io.betree.compression.Compressors;
-import io.betree.internal.cache.BackingStore;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
 import io.betree.internal.fault.FailureListener;
@@ -188,36 +186,20 @@ class PartitionedNodeTest {
     }
 
     /** The block file behind the cache, recording each block fetched with its payload's tag. */
-    private static final class RecordingBacking implements BackingStore {
+    private static final class RecordingBacking extends ForwardingBackingStore {
         final List<long[]> fetched = new ArrayList<>();
-        private final BlockFileBacking real;
 
         RecordingBacking(BlockFileBacking real) {
-            this.real = real;
+            super(real);
         }
 
         @Override
         public ByteBuf fetch(long blockNumber) {
-            ByteBuf data = real.fetch(blockNumber);
+            ByteBuf data = super.fetch(blockNumber);
             synchronized (fetched) {
                 fetched.add(new long[] {blockNumber, data.getByte(data.readerIndex())});
             }
             return data;
-        }
-
-        @Override
-        public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
-            real.writeBack(blockNumber, image, codec);
-        }
-
-        @Override
-        public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
-            return real.writeCheckpointImage(blockNumber, image, codec);
-        }
-
-        @Override
-        public String name() {
-            return real.name();
         }
     }
 }

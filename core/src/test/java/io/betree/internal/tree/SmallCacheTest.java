@@ -98,30 +98,13 @@ class SmallCacheTest {
             Thread writer = Thread.currentThread();
             java.util.concurrent.atomic.AtomicLong writerReads = new java.util.concurrent.atomic.AtomicLong();
             BlockFileBacking blocks = new BlockFileBacking(file, memory);
-            io.betree.internal.cache.BackingStore counting = new io.betree.internal.cache.BackingStore() {
+            ForwardingBackingStore counting = new ForwardingBackingStore(blocks) {
                 @Override
                 public io.netty.buffer.ByteBuf fetch(long blockNumber) {
                     if (Thread.currentThread() == writer) {
                         writerReads.incrementAndGet();
                     }
-                    return blocks.fetch(blockNumber);
-                }
-
-                @Override
-                public void writeBack(long blockNumber, io.netty.buffer.ByteBuf image,
-                        io.betree.compression.BlockCompressor codec) {
-                    blocks.writeBack(blockNumber, image, codec);
-                }
-
-                @Override
-                public boolean writeCheckpointImage(long blockNumber, io.netty.buffer.ByteBuf image,
-                        io.betree.compression.BlockCompressor codec) {
-                    return blocks.writeCheckpointImage(blockNumber, image, codec);
-                }
-
-                @Override
-                public String name() {
-                    return blocks.name();
+                    return super.fetch(blockNumber);
                 }
             };
             NodeCache cache = new NodeCache(counting, memory, 8L << 20);
