@@ -61,6 +61,18 @@ final class BufferPartition extends CacheEntry {
         return buffer.bytes();
     }
 
+    /**
+     * As many as an internal node's, whose part buffers were until they became blocks of their own:
+     * a buffer evicted is read back whole by the next flush into it and by every read on its path,
+     * and the clock should drop the basements that reads pass through first. (20,000 cold point
+     * reads of a 30 M-row iiBench under a 128 MiB cache: 6.7 s with none, 5.4 s with two; one run
+     * each.)
+     */
+    @Override
+    protected int extraSweeps() {
+        return 2;
+    }
+
     @Override
     public BlockCompressor compressor() {
         return codec;

@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * betree through its public API: one {@link Environment} whose off-heap node cache is the whole
  * budget, one {@link Index} per table with the chosen codec and default shape (4 MiB nodes, 64 KiB
- * basements, fanout 16). A batch is one {@link Transaction} per thread; its commit is logged and,
+ * basements, fanout 16; {@code -Dbench.betreeBasementSize=BYTES} sets another basement size). A batch is one {@link Transaction} per thread; its commit is logged and,
  * with {@code sync}, synced ({@link Durability#SYNC}); without it the log is written but synced only
  * at checkpoints ({@link Durability#NONE}), as RocksDB's unsynced WAL. Threads writing disjoint keys
  * never conflict (snapshot isolation conflicts only on the same key).
@@ -54,7 +54,16 @@ public final class BetreeAdapter implements EngineAdapter {
     @Override
     public Table table(String name) {
         return tables.computeIfAbsent(name,
-                n -> new BetreeTable(env.openIndex(n, IndexOptions.defaults().codec(settings.codec())), this));
+                n -> new BetreeTable(env.openIndex(n, shape().codec(settings.codec())), this));
+    }
+
+    /**
+     * The default index options, or, for shape experiments, the basement size of the system property
+     * {@code bench.betreeBasementSize} (bytes).
+     */
+    private static IndexOptions shape() {
+        String basement = System.getProperty("bench.betreeBasementSize");
+        return basement == null ? IndexOptions.defaults() : IndexOptions.defaults().basementSize(Integer.parseInt(basement));
     }
 
     @Override
