@@ -189,7 +189,7 @@ final class NodeStore {
                 }
                 pinned.add(child);
                 int height = child instanceof InternalNode c ? c.height : 0;
-                if (height != in.height - 1 || child instanceof Basement) {
+                if (height != in.height - 1 || !(child instanceof InternalNode || child instanceof LeafNode)) {
                     return null; // damaged: the root's buffers take the run, and a walk that reads it reports it
                 }
                 node = child;

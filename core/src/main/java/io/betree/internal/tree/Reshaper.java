@@ -579,6 +579,7 @@ final class Reshaper {
                 InternalNode child = (InternalNode) store.pinChild(root, 0);
                 setRoot.accept(child.blockNumber());
                 child.keepResident(true);
+                store.keepBuffersResident(child, true); // they take the writes now
                 store.freeWithBuffers(root);
                 root = child;
                 continue;

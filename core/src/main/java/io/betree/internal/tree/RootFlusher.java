@@ -288,6 +288,7 @@ final class RootFlusher {
             try {
                 if (!pieces.isEmpty()) {
                     reshaper.insertChildren(root, i, separators, pieces);
+                    store.keepBuffersResident(root, true); // the new buffers too: writers do not read
                 } else if (reshaper.shouldMerge(root, child)) {
                     childConsumed = true;
                     reshaper.mergeWithSibling(root, i, child);
