@@ -27,12 +27,13 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
     static final byte[] MAGIC = "BeTreeBF".getBytes(StandardCharsets.US_ASCII);
 
     /**
-     * Format version written by this code and the only one it reads. Version 2 stores the message
-     * buffers of internal nodes as blocks of their own; version 1 files are refused by name.
+     * Format version written by this code and the only one it reads. Version 2 stored the message
+     * buffers of internal nodes as blocks of their own; version 3 adds a key filter per basement to
+     * each leaf. Files of older versions are refused by name.
      */
-    static final int FORMAT_VERSION = 2;
+    static final int FORMAT_VERSION = 3;
 
-    /** Bytes of a header (versions 1 and 2), CRC included. */
+    /** Bytes of a header (versions 1 to 3), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;

@@ -150,6 +150,12 @@ public final class Basement extends CacheEntry {
         return indexView.getInt(pos * 4);
     }
 
+    /** The {@link KeyFilter#hash} of row {@code pos}'s key. */
+    long keyHash(int pos) {
+        int off = offset(pos);
+        return KeyFilter.hash(dataView, keyOffset(dataView, off), keyLength(dataView, off));
+    }
+
     /** Key of row {@code pos}, copied. */
     public byte[] key(int pos) {
         int off = offset(pos);

@@ -309,7 +309,11 @@ public final class BeTree {
                 node = next;
             }
             LeafNode leaf = (LeafNode) node;
-            Basement b = store.pinBasement(leaf.basements.get(leaf.basementFor(key)));
+            int at = leaf.basementFor(key);
+            if (!leaf.mayContain(at, KeyFilter.hash(key))) {
+                return null;
+            }
+            Basement b = store.pinBasement(leaf.basements.get(at));
             try {
                 return b.get(key, snapshotTs);
             } finally {

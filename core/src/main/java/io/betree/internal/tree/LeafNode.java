@@ -2,41 +2,52 @@ package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
+import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A leaf: the ordered list of its basements (block numbers and sizes) and the pivot keys between
- * them. The entries themselves live in the {@link Basement} blocks, which are cached on their own.
+ * A leaf: the ordered list of its basements (block numbers, sizes and key filters) and the pivot
+ * keys between them. The entries themselves live in the {@link Basement} blocks, which are cached
+ * on their own; the filters stay with the leaf, so a point read of a key that a basement lacks
+ * usually ends here.
  *
  * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
- * size (4), then count-1 pivots as key length (2) and key bytes. Pivot {@code i} is the smallest key
- * that basement {@code i+1} may hold.
+ * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
+ * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
+ *
+ * <p>The lists are read directly; they change only through the methods here, which keep a basement's
+ * block, size and filter together. Not thread-safe: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
     static final byte TAG = 'L';
 
     private final BlockCompressor codec;
+    private final NodeMemory memory;
     final List<byte[]> pivots;
     final List<Long> basements;
     final List<Integer> basementBytes;
+    final List<KeyFilter> filters;
 
-    LeafNode(long blockNumber, BlockCompressor codec, List<byte[]> pivots, List<Long> basements, List<Integer> sizes) {
+    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
+            List<Integer> sizes, List<KeyFilter> filters) {
         super(blockNumber);
         this.codec = codec;
+        this.memory = memory;
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
+        this.filters = filters;
     }
 
     /** Parses a stored leaf; throws {@link IllegalArgumentException} or IndexOutOfBounds on bad bytes. */
-    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec) {
+    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not a leaf node");
         }
         int n = in.readInt();
-        if (n < 1 || n > in.readableBytes() / 12) {
+        if (n < 1 || n > in.readableBytes() / 21) {
             throw new IllegalArgumentException("impossible basement count " + n);
         }
         List<Long> blocks = new ArrayList<>(n);
@@ -54,15 +65,29 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
-        if (in.isReadable()) {
-            throw new IllegalArgumentException("trailing bytes after leaf node");
+        List<KeyFilter> filters = new ArrayList<>(n);
+        try {
+            for (int i = 0; i < n; i++) {
+                filters.add(KeyFilter.read(memory, in));
+            }
+            if (in.isReadable()) {
+                throw new IllegalArgumentException("trailing bytes after leaf node");
+            }
+        } catch (RuntimeException e) {
+            filters.forEach(KeyFilter::release);
+            throw e;
         }
-        return new LeafNode(blockNumber, codec, pivots, blocks, sizes);
+        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters);
     }
 
     /** Index of the basement that holds {@code key}. */
     int basementFor(byte[] key) {
         return InternalNode.route(pivots, key);
+    }
+
+    /** False only if basement {@code b} holds no row of the key with this {@link KeyFilter#hash}. */
+    boolean mayContain(int b, long keyHash) {
+        return filters.get(b).mayContain(keyHash);
     }
 
     /** Total bytes of all basements. */
@@ -74,6 +99,87 @@ final class LeafNode extends CacheEntry {
         return sum;
     }
 
+    // ---- changes: each keeps a basement's block, size and filter together ----
+
+    /** Records basement {@code b} (pinned) after any change to its rows: its size, and a filter rebuilt. */
+    void rebuilt(int b, Basement basement) {
+        basementBytes.set(b, basement.bytes());
+        filters.set(b, KeyFilter.of(memory, basement)).release();
+    }
+
+    /**
+     * Records basement {@code b} after the sorted messages {@code [from, to)} of {@code msgs} were
+     * applied to it: its size, and their keys added to its filter (rebuilt once full).
+     */
+    void applied(int b, Basement basement, MessageBuffer msgs, int from, int to) {
+        basementBytes.set(b, basement.bytes());
+        KeyFilter filter = filters.get(b);
+        for (int m = from; m < to; m++) {
+            if (!filter.tryAdd(msgs.keyHashAt(m))) {
+                rebuilt(b, basement);
+                return;
+            }
+        }
+    }
+
+    /** Records {@code key} as appended to basement {@code b}: its size, and the key in its filter. */
+    void appended(int b, Basement basement, byte[] key) {
+        basementBytes.set(b, basement.bytes());
+        if (!filters.get(b).tryAdd(KeyFilter.hash(key))) {
+            rebuilt(b, basement);
+        }
+    }
+
+    /** Inserts {@code right}, split off the top of basement {@code b}, just after it. */
+    void insertAfter(int b, Basement right) {
+        pivots.add(b, right.key(0));
+        basements.add(b + 1, right.blockNumber());
+        basementBytes.add(b + 1, right.bytes());
+        filters.add(b + 1, KeyFilter.of(memory, right));
+    }
+
+    /**
+     * Removes basement {@code b} and pivot {@code pivot} (one of the two around it), releasing the
+     * basement's filter; returns its block, which the caller frees.
+     */
+    long remove(int b, int pivot) {
+        pivots.remove(pivot);
+        basementBytes.remove(b);
+        filters.remove(b).release();
+        return basements.remove(b);
+    }
+
+    /**
+     * Moves basements {@code [start, end)} and the pivots between them into a new leaf made by
+     * {@code maker}; the pivot before {@code start} goes too, and is returned.
+     */
+    byte[] moveTail(int start, LeafMaker maker) {
+        int end = basements.size();
+        byte[] separator = pivots.get(start - 1);
+        maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
+                new ArrayList<>(basementBytes.subList(start, end)), new ArrayList<>(filters.subList(start, end)));
+        pivots.subList(start - 1, end - 1).clear();
+        basements.subList(start, end).clear();
+        basementBytes.subList(start, end).clear();
+        filters.subList(start, end).clear();
+        return separator;
+    }
+
+    /** Takes every basement of {@code right}, whose keys sort after {@code separator} and all of this leaf's. */
+    void absorb(byte[] separator, LeafNode right) {
+        pivots.add(separator);
+        pivots.addAll(right.pivots);
+        basements.addAll(right.basements);
+        basementBytes.addAll(right.basementBytes);
+        filters.addAll(right.filters);
+        right.filters.clear(); // now this leaf's: freeing the right one leaves them
+    }
+
+    /** Makes a leaf from lists it then owns. */
+    interface LeafMaker {
+        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
+    }
+
     @Override
     public BlockCompressor compressor() {
         return codec;
@@ -81,7 +187,11 @@ final class LeafNode extends CacheEntry {
 
     @Override
     public long memoryBytes() {
-        return 64;
+        long bytes = 64;
+        for (KeyFilter f : filters) {
+            bytes += f.memoryBytes();
+        }
+        return bytes;
     }
 
     @Override
@@ -89,6 +199,9 @@ final class LeafNode extends CacheEntry {
         int size = 5 + basements.size() * 12;
         for (byte[] p : pivots) {
             size += 2 + p.length;
+        }
+        for (KeyFilter f : filters) {
+            size += f.serializedSize();
         }
         return size;
     }
@@ -102,10 +215,14 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
         }
+        for (KeyFilter f : filters) {
+            f.write(out);
+        }
     }
 
     @Override
     protected void releaseMemory() {
-        // Only heap state.
+        filters.forEach(KeyFilter::release);
+        filters.clear();
     }
 }

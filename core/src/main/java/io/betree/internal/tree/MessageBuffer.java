@@ -690,6 +690,12 @@ public final class MessageBuffer {
         return HEADER + keyLength(off) + valueLength(off);
     }
 
+    /** The {@link KeyFilter#hash} of the key of the message at sorted position {@code i}. */
+    long keyHashAt(int i) {
+        int off = sortedOffset(i);
+        return KeyFilter.hash(dataView, off + HEADER, keyLength(off));
+    }
+
     /** The message's key, copied. */
     public byte[] key(int off) {
         return Keys.copy(dataView, off + HEADER, keyLength(off));

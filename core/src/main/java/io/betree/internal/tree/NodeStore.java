@@ -280,7 +280,7 @@ final class NodeStore {
                     return Basement.load(block, data, memory(), codec);
                 case LeafNode.TAG:
                     try {
-                        return LeafNode.read(block, data, codec);
+                        return LeafNode.read(block, data, codec, memory());
                     } finally {
                         memory().release(data);
                     }
@@ -328,15 +328,18 @@ final class NodeStore {
         blocks.add(b.blockNumber());
         List<Integer> sizes = new ArrayList<>();
         sizes.add(b.bytes());
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, new ArrayList<>(), blocks, sizes);
+        List<KeyFilter> filters = new ArrayList<>();
+        filters.add(KeyFilter.of(memory(), b));
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks, sizes,
+                filters);
         cache.release(b, true);
         cache.add(leaf);
         return leaf;
     }
 
     /** A new leaf over existing basements, pinned and dirty. */
-    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, pivots, basements, sizes);
+    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes, filters);
         cache.add(leaf);
         return leaf;
     }

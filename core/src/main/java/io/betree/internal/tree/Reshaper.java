@@ -155,7 +155,7 @@ final class Reshaper {
                 Basement basement = store.pinBasement(leaf.basements.get(b));
                 try {
                     basement.apply(msgs, m, end, horizon.oldestSnapshot());
-                    leaf.basementBytes.set(b, basement.bytes());
+                    leaf.applied(b, basement, msgs, m, end);
                     b += splitBasement(leaf, b, basement);
                 } finally {
                     store.unpin(basement, true);
@@ -179,10 +179,8 @@ final class Reshaper {
         Basement right = basement.splitAt(at, store.allocateBlockNumber(), 0);
         store.addNew(right);
         try {
-            leaf.basementBytes.set(b, basement.bytes());
-            leaf.pivots.add(b, right.key(0));
-            leaf.basements.add(b + 1, right.blockNumber());
-            leaf.basementBytes.add(b + 1, right.bytes());
+            leaf.rebuilt(b, basement);
+            leaf.insertAfter(b, right);
             int addedRight = splitBasement(leaf, b + 1, right);
             int addedLeft = splitBasement(leaf, b, basement);
             return 1 + addedLeft + addedRight;
@@ -198,23 +196,17 @@ final class Reshaper {
             int left = leaf.basementBytes.get(b);
             int right = leaf.basementBytes.get(b + 1);
             if (right <= EMPTY_BASEMENT) {
-                store.freeBlock(leaf.basements.remove(b + 1));
-                leaf.basementBytes.remove(b + 1);
-                leaf.pivots.remove(b);
+                store.freeBlock(leaf.remove(b + 1, b));
             } else if (left <= EMPTY_BASEMENT) {
-                store.freeBlock(leaf.basements.remove(b));
-                leaf.basementBytes.remove(b);
-                leaf.pivots.remove(b);
+                store.freeBlock(leaf.remove(b, b));
             } else if (left + right - EMPTY_BASEMENT <= config.basementSize() / 2) {
                 Basement l = store.pinBasement(leaf.basements.get(b));
                 try {
                     Basement r = store.pinBasement(leaf.basements.get(b + 1));
                     l.absorb(r);
                     store.free(r);
-                    leaf.basementBytes.set(b, l.bytes());
-                    leaf.basements.remove(b + 1);
-                    leaf.basementBytes.remove(b + 1);
-                    leaf.pivots.remove(b);
+                    leaf.rebuilt(b, l);
+                    leaf.remove(b + 1, b); // its block went with the basement
                 } finally {
                     store.unpin(l, true);
                 }
@@ -232,17 +224,15 @@ final class Reshaper {
             Basement b = store.pinBasement(leaf.basements.get(last));
             try {
                 b.appendLast(key, value, ts);
-                leaf.basementBytes.set(last, b.bytes());
+                leaf.appended(last, b, key);
                 if (b.bytes() > config.basementSize() && b.count() > 1) {
                     // Keep the full basement full and start a new one: sequential data never returns here.
                     // Room for the whole basement and then some: it splits once over its size.
                     Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber(),
                             config.basementSize() + config.basementSize() / 8);
                     store.addNew(next);
-                    leaf.basementBytes.set(last, b.bytes());
-                    leaf.pivots.add(next.key(0));
-                    leaf.basements.add(next.blockNumber());
-                    leaf.basementBytes.add(next.bytes());
+                    leaf.rebuilt(last, b);
+                    leaf.insertAfter(last, next);
                     store.unpin(next, true);
                 }
             } finally {
@@ -352,15 +342,8 @@ final class Reshaper {
         }
         for (int c = cuts.size() - 1; c >= 0; c--) {
             int start = cuts.get(c);
-            int end = leaf.basements.size();
-            List<byte[]> pivots = new ArrayList<>(leaf.pivots.subList(start, end - 1));
-            List<Long> blocks = new ArrayList<>(leaf.basements.subList(start, end));
-            List<Integer> sizes = new ArrayList<>(leaf.basementBytes.subList(start, end));
-            separators.add(0, leaf.pivots.get(start - 1));
-            pieces.add(0, store.newLeaf(pivots, blocks, sizes));
-            leaf.pivots.subList(start - 1, end - 1).clear();
-            leaf.basements.subList(start, end).clear();
-            leaf.basementBytes.subList(start, end).clear();
+            separators.add(0, leaf.moveTail(start,
+                    (pivots, blocks, sizes, filters) -> pieces.add(0, store.newLeaf(pivots, blocks, sizes, filters))));
         }
     }
 
@@ -486,10 +469,7 @@ final class Reshaper {
                 LeafNode l = (LeafNode) left;
                 LeafNode r = (LeafNode) right;
                 if (l.totalBytes() + r.totalBytes() <= config.nodeSize() * 3L / 4) {
-                    l.pivots.add(parent.pivots.get(leftIndex));
-                    l.pivots.addAll(r.pivots);
-                    l.basements.addAll(r.basements);
-                    l.basementBytes.addAll(r.basementBytes);
+                    l.absorb(parent.pivots.get(leftIndex), r);
                     merged = true;
                     compactBasements(l);
                 }

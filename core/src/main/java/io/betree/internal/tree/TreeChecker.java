@@ -254,6 +254,9 @@ final class TreeChecker {
         if (leaf.basementBytes.size() != n) {
             throw fail(block, n + " basements but " + leaf.basementBytes.size() + " recorded sizes");
         }
+        if (leaf.filters.size() != n) {
+            throw fail(block, n + " basements but " + leaf.filters.size() + " key filters");
+        }
         checkPivots(block, leaf.pivots, lo, hi, "basement pivot");
         for (int b = 0; b < n; b++) {
             byte[] basementLo = b == 0 ? lo : leaf.pivots.get(b - 1);
@@ -267,8 +270,19 @@ final class TreeChecker {
                             + leaf.basementBytes.get(b) + " bytes, but it holds " + basement.bytes());
                 }
                 checkBasement(basement, basementLo, basementHi);
+                checkFilter(leaf, b, basement);
             } finally {
                 store.unpin(basement, false);
+            }
+        }
+    }
+
+    /** Every key of basement {@code b} passes its filter in the leaf: a read that trusts it finds every row. */
+    private void checkFilter(LeafNode leaf, int b, Basement basement) {
+        for (int p = 0; p < basement.count(); p++) {
+            if (!leaf.mayContain(b, basement.keyHash(p))) {
+                throw fail(leaf.blockNumber(), "the key filter of basement " + b + " (block " + basement.blockNumber()
+                        + ") lacks the key of row " + p);
             }
         }
     }

@@ -40,28 +40,9 @@ class PartitionedNodeTest {
     @Test
     void aColdPointReadFetchesTheBuffersOnItsPathOnly() throws Exception {
         Path path = dir.resolve("tree.data");
-        long rootBlock;
-        long msn = 0;
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
-            NodeMemory memory = new NodeMemory();
-            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
-            try {
-                BeTree tree = BeTree.create(cache, file, CONFIG, () -> 0, FailureListener.IGNORE);
-                for (int i = 0; i < ROWS; i++) {
-                    tree.write(MessageType.PUT, key(i * 7919L % ROWS), value(i * 7919L % ROWS, 0), ++msn);
-                }
-                // Updates of every tenth row: messages pending above rows already in basements.
-                for (int i = 0; i < ROWS; i += 10) {
-                    tree.write(MessageType.PUT, key(i), value(i, 1), ++msn);
-                }
-                while (tree.flushStep()) {
-                    // drained, so that no background step runs on after the checkpoint
-                }
-                rootBlock = checkpoint(file, cache, tree);
-            } finally {
-                cache.releaseAll();
-            }
-        }
+        long[] rootAndMsn = buildCheckpointedTree(path);
+        long rootBlock = rootAndMsn[0];
+        long msn = rootAndMsn[1];
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             NodeMemory memory = new NodeMemory();
             RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
@@ -89,6 +70,72 @@ class PartitionedNodeTest {
                 cache.releaseAll();
             }
         }
+    }
+
+    /**
+     * Keys between stored rows: the leaves' key filters answer, so almost no miss reads a basement
+     * (each filter admits about 0.8% of absent keys), while every hit still finds its row.
+     */
+    @Test
+    void aColdMissReadsAlmostNoBasement() throws Exception {
+        Path path = dir.resolve("tree.data");
+        long[] rootAndMsn = buildCheckpointedTree(path);
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, 64L << 20);
+            try {
+                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
+                Random rnd = new Random(26);
+                int misses = 5_000;
+                for (int n = 0; n < misses; n++) {
+                    long k = rnd.nextInt(ROWS);
+                    byte[] between = ByteBuffer.allocate(9).putLong(k).put((byte) 0).array();
+                    assertEquals(null, tree.get(between, rootAndMsn[1]), "key after row " + k);
+                }
+                long basementsRead;
+                synchronized (backing.fetched) {
+                    basementsRead = backing.fetched.stream().filter(f -> f[1] == Basement.TAG).count();
+                }
+                assertTrue(basementsRead < misses / 50, basementsRead + " basements read for " + misses + " misses");
+                for (int n = 0; n < 500; n++) {
+                    int k = rnd.nextInt(ROWS);
+                    assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), rootAndMsn[1]), "row " + k);
+                }
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
+    /**
+     * Writes {@link #ROWS} rows in a scattered order and updates every tenth, leaving messages pending
+     * at every level, and checkpoints the tree; returns its root block and last msn.
+     */
+    private static long[] buildCheckpointedTree(Path path) throws IOException {
+        long rootBlock;
+        long msn = 0;
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            try {
+                BeTree tree = BeTree.create(cache, file, CONFIG, () -> 0, FailureListener.IGNORE);
+                for (int i = 0; i < ROWS; i++) {
+                    tree.write(MessageType.PUT, key(i * 7919L % ROWS), value(i * 7919L % ROWS, 0), ++msn);
+                }
+                // Updates of every tenth row: messages pending above rows already in basements.
+                for (int i = 0; i < ROWS; i += 10) {
+                    tree.write(MessageType.PUT, key(i), value(i, 1), ++msn);
+                }
+                while (tree.flushStep()) {
+                    // drained, so that no background step runs on after the checkpoint
+                }
+                rootBlock = checkpoint(file, cache, tree);
+            } finally {
+                cache.releaseAll();
+            }
+        }
+        return new long[] {rootBlock, msn};
     }
 
     @Test

@@ -253,6 +253,23 @@ class TreeCheckerTest {
     }
 
     @Test
+    void reportsAKeyFilterThatLacksAKeyOfItsBasement() {
+        paused(() -> {
+            check();
+            LeafNode leaf = (LeafNode) find(e -> e instanceof LeafNode l && l.basements.size() >= 2
+                    && l.basementBytes.get(0) > 5 && l.basementBytes.get(1) > 5);
+            try {
+                Collections.swap(leaf.filters, 0, 1);
+                assertFails(leaf.blockNumber(), "the key filter of basement 0 (block " + leaf.basements.get(0)
+                        + ") lacks the key of row 0");
+                Collections.swap(leaf.filters, 0, 1);
+            } finally {
+                store().unpin(leaf, false);
+            }
+        });
+    }
+
+    @Test
     void reportsSwappedBasementsAndAWrongRecordedSize() {
         paused(() -> {
             Set<Long> blocks = check();
@@ -408,6 +425,7 @@ class TreeCheckerTest {
     private static void swapBasements(LeafNode leaf) {
         Collections.swap(leaf.basements, 0, 1);
         Collections.swap(leaf.basementBytes, 0, 1);
+        Collections.swap(leaf.filters, 0, 1);
     }
 
     /**

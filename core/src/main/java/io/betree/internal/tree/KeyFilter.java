@@ -1,0 +1,188 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+
+/**
+ * A Bloom filter over the keys of one basement. It is kept in the basement's leaf, which the cache
+ * holds long after the basement itself is gone, so that a point read of a key the basement lacks
+ * usually reads nothing. It never answers "absent" for a key the basement holds in any row; after
+ * rows are dropped it may still answer "maybe" for their keys, until it is rebuilt.
+ *
+ * <p>Ten bits per key and six probes: about 0.8% of misses still read the basement. A filter is
+ * sized for its basement's rows plus a quarter more, so that keys added one at a time (a flush,
+ * the sequential path) fill it for a while before it is rebuilt from the basement.
+ *
+ * <p>The bits live in node memory, so they count against the cache's budget like node contents.
+ * On disk: probe count (1 byte), keys added (4), 64-bit word count (4), then the words. A filter
+ * of no words answers "maybe" for every key.
+ *
+ * <p>Not thread-safe: guarded, like the rest of its leaf, by the leaf's latch.
+ */
+final class KeyFilter {
+    static final int BITS_PER_KEY = 10;
+    static final int PROBES = 6;
+    private static final int MIN_KEYS = 16;
+    private static final int MAX_PROBES = 30;
+
+    private final NodeMemory memory;
+    private ByteBuf words;
+    private final int wordCount;
+    private final int probes;
+    private final int capacity;
+    private int added;
+
+    private KeyFilter(NodeMemory memory, ByteBuf words, int wordCount, int probes, int added) {
+        this.memory = memory;
+        this.words = words;
+        this.wordCount = wordCount;
+        this.probes = probes;
+        this.capacity = (int) Math.min(Integer.MAX_VALUE, (long) wordCount * 64 / BITS_PER_KEY);
+        this.added = added;
+    }
+
+    /** An empty filter with room for {@code keys} keys at ten bits each. */
+    private static KeyFilter sizedFor(NodeMemory memory, int keys) {
+        int wordCount = (int) Math.min(Integer.MAX_VALUE / 8, ((long) keys * BITS_PER_KEY + 63) / 64);
+        ByteBuf words = memory.allocate(wordCount * 8);
+        words.writeZero(wordCount * 8);
+        return new KeyFilter(memory, words, wordCount, PROBES, 0);
+    }
+
+    /** A filter over every key of {@code basement}, with a quarter of its size again to spare. */
+    static KeyFilter of(NodeMemory memory, Basement basement) {
+        int rows = basement.count();
+        KeyFilter f = sizedFor(memory, Math.max(MIN_KEYS, rows + rows / 4));
+        long previous = 0;
+        for (int p = 0; p < rows; p++) {
+            long h = basement.keyHash(p);
+            // Versions of one key sit side by side: add each key once (equal hashes of two keys
+            // only make the count a little low, never lose a key).
+            if (p == 0 || h != previous) {
+                f.set(h);
+                f.added++;
+            }
+            previous = h;
+        }
+        return f;
+    }
+
+    /**
+     * Parses a stored filter from {@code in}; the caller releases it.
+     *
+     * @throws IllegalArgumentException if the bytes cannot be a filter
+     */
+    static KeyFilter read(NodeMemory memory, ByteBuf in) {
+        int probes = in.readUnsignedByte();
+        int added = in.readInt();
+        int wordCount = in.readInt();
+        if (probes < 1 || probes > MAX_PROBES || added < 0 || wordCount < 0 || wordCount > in.readableBytes() / 8) {
+            throw new IllegalArgumentException("impossible key filter (" + probes + " probes, " + added
+                    + " keys, " + wordCount + " words)");
+        }
+        ByteBuf words = memory.allocate(Math.max(1, wordCount * 8));
+        in.readBytes(words, wordCount * 8);
+        return new KeyFilter(memory, words, wordCount, probes, added);
+    }
+
+    /** Bytes {@link #write} produces. */
+    int serializedSize() {
+        return 9 + wordCount * 8;
+    }
+
+    /** Writes the stored form to {@code out}. */
+    void write(ByteBuf out) {
+        out.writeByte(probes).writeInt(added).writeInt(wordCount);
+        out.writeBytes(words, 0, wordCount * 8);
+    }
+
+    /** Node memory this filter holds. */
+    long memoryBytes() {
+        return words.capacity();
+    }
+
+    /** Returns the bits to node memory; the filter is unusable afterwards. */
+    void release() {
+        memory.release(words);
+        words = null;
+    }
+
+    /** Keys added, including those whose rows are gone. */
+    int added() {
+        return added;
+    }
+
+    /**
+     * Adds a key by its {@link #hash}; false, adding nothing, when the filter is full and must be
+     * rebuilt from its basement instead.
+     */
+    boolean tryAdd(long hash) {
+        if (added >= capacity) {
+            return false;
+        }
+        set(hash);
+        added++;
+        return true;
+    }
+
+    /** False only if no key with this {@link #hash} was ever added. */
+    boolean mayContain(long hash) {
+        if (wordCount == 0) {
+            return true;
+        }
+        long bits = (long) wordCount * 64;
+        int h1 = (int) hash;
+        int h2 = (int) (hash >>> 32);
+        for (int i = 0; i < probes; i++) {
+            long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
+            if ((words.getLong((int) (bit >>> 6) * 8) & (1L << bit)) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void set(long hash) {
+        long bits = (long) wordCount * 64;
+        int h1 = (int) hash;
+        int h2 = (int) (hash >>> 32);
+        for (int i = 0; i < probes; i++) {
+            long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
+            int at = (int) (bit >>> 6) * 8;
+            words.setLong(at, words.getLong(at) | (1L << bit));
+        }
+    }
+
+    // ---- key hashing: stored filters depend on it, so it must never change for a format version ----
+
+    private static final long OFFSET_BASIS = 0xcbf29ce484222325L;
+    private static final long PRIME = 0x100000001b3L;
+
+    /** The hash of a key, as {@link #hash(ByteBuffer, int, int)} computes it for stored keys. */
+    static long hash(byte[] key) {
+        long h = OFFSET_BASIS;
+        for (byte b : key) {
+            h = (h ^ (b & 0xff)) * PRIME;
+        }
+        return finish(h);
+    }
+
+    /** The hash of the {@code length} key bytes at {@code offset} of {@code buf}. */
+    static long hash(ByteBuffer buf, int offset, int length) {
+        long h = OFFSET_BASIS;
+        for (int i = 0; i < length; i++) {
+            h = (h ^ (buf.get(offset + i) & 0xff)) * PRIME;
+        }
+        return finish(h);
+    }
+
+    /** Spreads every input bit over the whole word: both halves of the hash pick probe bits. */
+    private static long finish(long h) {
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        return h ^ (h >>> 33);
+    }
+}

@@ -1,0 +1,177 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.Compressors;
+import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The basement key filter: it never loses a key, admits few absent ones, keeps its answers through
+ * its stored form, refuses a stored form that cannot be a filter, and hashes keys exactly as the
+ * format describes (stored filters depend on it).
+ */
+class KeyFilterTest {
+    private final NodeMemory memory = new NodeMemory();
+
+    @Test
+    void holdsEveryKeyOfItsBasementAndAdmitsFewOthers() {
+        Random rnd = new Random(7);
+        Set<ByteBuffer> present = new HashSet<>();
+        Basement basement = basementOf(rnd, 2_000, present);
+        KeyFilter filter = KeyFilter.of(memory, basement);
+        try {
+            for (int p = 0; p < basement.count(); p++) {
+                assertTrue(filter.mayContain(basement.keyHash(p)), "row " + p);
+            }
+            int admitted = 0;
+            int absent = 0;
+            while (absent < 100_000) {
+                byte[] k = randomKey(rnd);
+                if (!present.contains(ByteBuffer.wrap(k))) {
+                    absent++;
+                    admitted += filter.mayContain(KeyFilter.hash(k)) ? 1 : 0;
+                }
+            }
+            // Sized for a quarter more keys than it holds: well under 1% in theory; 1.5% is the bar.
+            assertTrue(admitted < 1_500, admitted + " of 100000 absent keys admitted");
+        } finally {
+            filter.release();
+            basement.releaseMemory();
+        }
+    }
+
+    @Test
+    void refusesKeysOnceFullAndLosesNoneItTook() {
+        Basement basement = basementOf(new Random(8), 100, new HashSet<>());
+        KeyFilter filter = KeyFilter.of(memory, basement);
+        try {
+            Random rnd = new Random(9);
+            Set<Long> added = new HashSet<>();
+            int taken = 0;
+            while (true) {
+                long h = rnd.nextLong();
+                if (!filter.tryAdd(h)) {
+                    break;
+                }
+                added.add(h);
+                taken++;
+            }
+            // 100 rows, room for 125 keys at ten bits, rounded up to 20 words: 128 keys, 28 more.
+            assertEquals(28, taken);
+            assertEquals(128, filter.added());
+            for (long h : added) {
+                assertTrue(filter.mayContain(h));
+            }
+            assertFalse(filter.tryAdd(1L));
+        } finally {
+            filter.release();
+            basement.releaseMemory();
+        }
+    }
+
+    @Test
+    void storedFormAnswersAsTheOriginal() {
+        Random rnd = new Random(10);
+        Basement basement = basementOf(rnd, 500, new HashSet<>());
+        KeyFilter filter = KeyFilter.of(memory, basement);
+        ByteBuf stored = memory.allocate(filter.serializedSize());
+        KeyFilter read = null;
+        try {
+            filter.write(stored);
+            assertEquals(filter.serializedSize(), stored.readableBytes());
+            read = KeyFilter.read(memory, stored);
+            assertFalse(stored.isReadable());
+            assertEquals(filter.added(), read.added());
+            for (int n = 0; n < 20_000; n++) {
+                long h = rnd.nextLong();
+                assertEquals(filter.mayContain(h), read.mayContain(h));
+            }
+        } finally {
+            memory.release(stored);
+            filter.release();
+            if (read != null) {
+                read.release();
+            }
+            basement.releaseMemory();
+        }
+    }
+
+    @Test
+    void aStoredFormThatCannotBeAFilterIsRefused() {
+        assertRefused(0, 5, 1, 8); // no probes
+        assertRefused(6, -1, 1, 8); // a negative key count
+        assertRefused(6, 5, 2, 8); // words beyond the bytes present
+        assertRefused(6, 5, -1, 0);
+    }
+
+    private void assertRefused(int probes, int keys, int words, int bytesPresent) {
+        ByteBuf in = memory.allocate(9 + bytesPresent);
+        try {
+            in.writeByte(probes).writeInt(keys).writeInt(words).writeZero(bytesPresent);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> KeyFilter.read(memory, in));
+            assertTrue(e.getMessage().contains("impossible key filter"), e.getMessage());
+        } finally {
+            memory.release(in);
+        }
+    }
+
+    @Test
+    void aFilterOfNoWordsAdmitsEveryKey() {
+        ByteBuf in = memory.allocate(9);
+        in.writeByte(KeyFilter.PROBES).writeInt(0).writeInt(0);
+        KeyFilter none = KeyFilter.read(memory, in);
+        try {
+            assertTrue(none.mayContain(KeyFilter.hash(new byte[] {1})));
+            assertFalse(none.tryAdd(1L), "a filter of no words has no room: it is rebuilt from its basement");
+        } finally {
+            none.release();
+            memory.release(in);
+        }
+    }
+
+    @Test
+    void keysHashAsTheFormatDescribes() {
+        byte[] key = "betree".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(0xdb192026108d56d4L, KeyFilter.hash(key));
+        assertEquals(0xefd01f60ba992926L, KeyFilter.hash(new byte[0]));
+        ByteBuffer padded = ByteBuffer.allocateDirect(16);
+        padded.position(3);
+        padded.put(key);
+        assertEquals(KeyFilter.hash(key), KeyFilter.hash(padded, 3, key.length));
+    }
+
+    /** A basement of {@code n} distinct random keys, recorded in {@code present}. */
+    private Basement basementOf(Random rnd, int n, Set<ByteBuffer> present) {
+        MessageBuffer messages = new MessageBuffer(memory);
+        try {
+            while (present.size() < n) {
+                byte[] k = randomKey(rnd);
+                if (present.add(ByteBuffer.wrap(k))) {
+                    messages.append(MessageType.PUT, present.size(), 0L, k, new byte[] {1});
+                }
+            }
+            messages.consolidate();
+            Basement basement = Basement.empty(1, memory, Compressors.create("none"));
+            basement.apply(messages, 0, messages.sortedCount(), Long.MAX_VALUE);
+            return basement;
+        } finally {
+            messages.release();
+        }
+    }
+
+    private static byte[] randomKey(Random rnd) {
+        byte[] k = new byte[4 + rnd.nextInt(12)];
+        rnd.nextBytes(k);
+        return k;
+    }
+}
