@@ -14,8 +14,9 @@ import java.nio.ByteBuffer;
  * sized for its basement's rows plus a quarter more, so that keys added one at a time (a flush,
  * the sequential path) fill it for a while before it is rebuilt from the basement.
  *
- * <p>The bits live in node memory, so they count against the cache's budget like node contents.
- * On disk: probe count (1 byte), keys added (4), 64-bit word count (4), then the words. A filter
+ * <p>The bits live in node memory, so they count against the cache's budget like node contents:
+ * in a buffer of the filter's own once built or rebuilt, or, as read, in the leaf's stored image,
+ * which the leaf keeps (one allocation per leaf read, not one per basement). On disk: probe count (1 byte), keys added (4), 64-bit word count (4), then the words. A filter
  * of no words answers "maybe" for every key.
  *
  * <p>Not thread-safe: guarded, like the rest of its leaf, by the leaf's latch.
@@ -28,14 +29,20 @@ final class KeyFilter {
 
     private final NodeMemory memory;
     private ByteBuf words;
+    /** Where the words start in {@code words}. */
+    private final int base;
+    /** Whether {@code words} is this filter's own, to release with it (else its leaf's image). */
+    private final boolean owned;
     private final int wordCount;
     private final int probes;
     private final int capacity;
     private int added;
 
-    private KeyFilter(NodeMemory memory, ByteBuf words, int wordCount, int probes, int added) {
+    private KeyFilter(NodeMemory memory, ByteBuf words, int base, boolean owned, int wordCount, int probes, int added) {
         this.memory = memory;
         this.words = words;
+        this.base = base;
+        this.owned = owned;
         this.wordCount = wordCount;
         this.probes = probes;
         this.capacity = (int) Math.min(Integer.MAX_VALUE, (long) wordCount * 64 / BITS_PER_KEY);
@@ -47,7 +54,7 @@ final class KeyFilter {
         int wordCount = (int) Math.min(Integer.MAX_VALUE / 8, ((long) keys * BITS_PER_KEY + 63) / 64);
         ByteBuf words = memory.allocate(wordCount * 8);
         words.writeZero(wordCount * 8);
-        return new KeyFilter(memory, words, wordCount, PROBES, 0);
+        return new KeyFilter(memory, words, 0, true, wordCount, PROBES, 0);
     }
 
     /** A filter over every key of {@code basement}, with a quarter of its size again to spare. */
@@ -69,7 +76,8 @@ final class KeyFilter {
     }
 
     /**
-     * Parses a stored filter from {@code in}; the caller releases it.
+     * Parses a stored filter from {@code in}, whose bytes it goes on using in place: {@code in} must
+     * outlive it, and adds write into it.
      *
      * @throws IllegalArgumentException if the bytes cannot be a filter
      */
@@ -81,9 +89,9 @@ final class KeyFilter {
             throw new IllegalArgumentException("impossible key filter (" + probes + " probes, " + added
                     + " keys, " + wordCount + " words)");
         }
-        ByteBuf words = memory.allocate(Math.max(1, wordCount * 8));
-        in.readBytes(words, wordCount * 8);
-        return new KeyFilter(memory, words, wordCount, probes, added);
+        int base = in.readerIndex();
+        in.skipBytes(wordCount * 8);
+        return new KeyFilter(memory, in, base, false, wordCount, probes, added);
     }
 
     /** Bytes {@link #write} produces. */
@@ -94,17 +102,32 @@ final class KeyFilter {
     /** Writes the stored form to {@code out}. */
     void write(ByteBuf out) {
         out.writeByte(probes).writeInt(added).writeInt(wordCount);
-        out.writeBytes(words, 0, wordCount * 8);
+        out.writeBytes(words, base, wordCount * 8);
     }
 
-    /** Node memory this filter holds. */
+    /**
+     * This filter if its words are its own, else a copy that owns them (this one is then dropped
+     * without release): for a filter that moves to another leaf than the one whose image it uses.
+     */
+    KeyFilter ownCopy() {
+        if (owned) {
+            return this;
+        }
+        ByteBuf own = memory.allocate(Math.max(1, wordCount * 8));
+        own.writeBytes(words, base, wordCount * 8);
+        return new KeyFilter(memory, own, 0, true, wordCount, probes, added);
+    }
+
+    /** Node memory this filter holds of its own: none when its words are in its leaf's image. */
     long memoryBytes() {
-        return words.capacity();
+        return owned ? words.capacity() : 0;
     }
 
-    /** Returns the bits to node memory; the filter is unusable afterwards. */
+    /** Returns the bits it owns to node memory; the filter is unusable afterwards. */
     void release() {
-        memory.release(words);
+        if (owned) {
+            memory.release(words);
+        }
         words = null;
     }
 
@@ -136,7 +159,7 @@ final class KeyFilter {
         int h2 = (int) (hash >>> 32);
         for (int i = 0; i < probes; i++) {
             long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
-            if ((words.getLong((int) (bit >>> 6) * 8) & (1L << bit)) == 0) {
+            if ((words.getLong(base + (int) (bit >>> 6) * 8) & (1L << bit)) == 0) {
                 return false;
             }
         }
@@ -149,7 +172,7 @@ final class KeyFilter {
         int h2 = (int) (hash >>> 32);
         for (int i = 0; i < probes; i++) {
             long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
-            int at = (int) (bit >>> 6) * 8;
+            int at = base + (int) (bit >>> 6) * 8;
             words.setLong(at, words.getLong(at) | (1L << bit));
         }
     }

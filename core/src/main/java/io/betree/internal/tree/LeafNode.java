@@ -29,6 +29,8 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
+    /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
+    private ByteBuf image;
 
     LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
             List<Integer> sizes, List<KeyFilter> filters) {
@@ -41,8 +43,23 @@ final class LeafNode extends CacheEntry {
         this.filters = filters;
     }
 
-    /** Parses a stored leaf; throws {@link IllegalArgumentException} or IndexOutOfBounds on bad bytes. */
+    /**
+     * Parses a stored leaf from {@code in}, which it takes: the filters go on using its bytes (the
+     * leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException} or
+     * IndexOutOfBounds on bad bytes.
+     */
     static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+        try {
+            LeafNode leaf = parse(blockNumber, in, codec, memory);
+            leaf.image = in;
+            return leaf;
+        } catch (RuntimeException e) {
+            memory.release(in);
+            throw e;
+        }
+    }
+
+    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not a leaf node");
         }
@@ -66,16 +83,11 @@ final class LeafNode extends CacheEntry {
             pivots.add(k);
         }
         List<KeyFilter> filters = new ArrayList<>(n);
-        try {
-            for (int i = 0; i < n; i++) {
-                filters.add(KeyFilter.read(memory, in));
-            }
-            if (in.isReadable()) {
-                throw new IllegalArgumentException("trailing bytes after leaf node");
-            }
-        } catch (RuntimeException e) {
-            filters.forEach(KeyFilter::release);
-            throw e;
+        for (int i = 0; i < n; i++) {
+            filters.add(KeyFilter.read(memory, in));
+        }
+        if (in.isReadable()) {
+            throw new IllegalArgumentException("trailing bytes after leaf node");
         }
         return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters);
     }
@@ -156,8 +168,12 @@ final class LeafNode extends CacheEntry {
     byte[] moveTail(int start, LeafMaker maker) {
         int end = basements.size();
         byte[] separator = pivots.get(start - 1);
+        List<KeyFilter> moved = new ArrayList<>(end - start);
+        for (KeyFilter f : filters.subList(start, end)) {
+            moved.add(f.ownCopy()); // this leaf's image stays with this leaf
+        }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), new ArrayList<>(filters.subList(start, end)));
+                new ArrayList<>(basementBytes.subList(start, end)), moved);
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
@@ -171,7 +187,9 @@ final class LeafNode extends CacheEntry {
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
-        filters.addAll(right.filters);
+        for (KeyFilter f : right.filters) {
+            filters.add(f.ownCopy()); // the right leaf's image goes with it
+        }
         right.filters.clear(); // now this leaf's: freeing the right one leaves them
     }
 
@@ -187,7 +205,7 @@ final class LeafNode extends CacheEntry {
 
     @Override
     public long memoryBytes() {
-        long bytes = 64;
+        long bytes = 64 + (image == null ? 0 : image.capacity());
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
@@ -224,5 +242,7 @@ final class LeafNode extends CacheEntry {
     protected void releaseMemory() {
         filters.forEach(KeyFilter::release);
         filters.clear();
+        memory.release(image);
+        image = null;
     }
 }

@@ -279,11 +279,7 @@ final class NodeStore {
                 case Basement.TAG:
                     return Basement.load(block, data, memory(), codec);
                 case LeafNode.TAG:
-                    try {
-                        return LeafNode.read(block, data, codec, memory());
-                    } finally {
-                        memory().release(data);
-                    }
+                    return LeafNode.read(block, data, codec, memory()); // takes data
                 case InternalNode.TAG:
                     try {
                         return InternalNode.read(block, data, codec);

@@ -109,6 +109,45 @@ class PartitionedNodeTest {
     }
 
     /**
+     * Leaves read from disk keep their filters' bits in their stored image. Splits and merges of
+     * such leaves, in a cache small enough that the leaves they came from are evicted (their images
+     * freed and reused), leave every filter holding its basement's keys and every row readable.
+     */
+    @Test
+    void filtersOfLeavesReadFromDiskSurviveSplitsAndMerges() throws Exception {
+        Path path = dir.resolve("tree.data");
+        long[] rootAndMsn = buildCheckpointedTree(path);
+        long msn = rootAndMsn[1];
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 4L << 20);
+            try {
+                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
+                // New rows between the old ones split leaves; deleting most of the low half merges them.
+                for (long k = 0; k < ROWS; k++) {
+                    tree.write(MessageType.PUT, key(ROWS + k * 7919L % ROWS), value(k, 2), ++msn);
+                }
+                for (long k = 0; k < ROWS / 2; k++) {
+                    if (k % 8 != 0) {
+                        tree.write(MessageType.DELETE, key(k), null, ++msn);
+                    }
+                }
+                while (tree.flushStep()) {
+                    // every message down to the leaves
+                }
+                tree.checkInvariants(file.path());
+                for (long k = 0; k < ROWS; k += 3) {
+                    byte[] expected = k < ROWS / 2 && k % 8 != 0 ? null : value(k, k % 10 == 0 ? 1 : 0);
+                    assertArrayEquals(expected, tree.get(key(k), msn), "row " + k);
+                    assertArrayEquals(value(k, 2), tree.get(key(ROWS + k * 7919L % ROWS), msn), "new row " + k);
+                }
+            } finally {
+                cache.releaseAll();
+            }
+        }
+    }
+
+    /**
      * Writes {@link #ROWS} rows in a scattered order and updates every tenth, leaving messages pending
      * at every level, and checkpoints the tree; returns its root block and last msn.
      */
