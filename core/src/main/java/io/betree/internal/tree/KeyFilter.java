@@ -12,7 +12,8 @@ import java.nio.ByteBuffer;
  *
  * <p>Ten bits per key and six probes: about 0.8% of misses still read the basement. A filter is
  * sized for its basement's rows plus a quarter more, so that keys added one at a time (a flush,
- * the sequential path) fill it for a while before it is rebuilt from the basement.
+ * the sequential path) fill it for a while before it is rebuilt from the basement; the basement
+ * the sequential path fills and leaves gets one with no room to spare.
  *
  * <p>The bits live in node memory, so they count against the cache's budget like node contents:
  * in a buffer of the filter's own once built or rebuilt, or, as read, in the leaf's stored image,
@@ -59,8 +60,16 @@ final class KeyFilter {
 
     /** A filter over every key of {@code basement}, with a quarter of its size again to spare. */
     static KeyFilter of(NodeMemory memory, Basement basement) {
+        return of(memory, basement, true);
+    }
+
+    /**
+     * A filter over every key of {@code basement}, with room for a quarter more keys when
+     * {@code spare} (for a basement that keys still join), or none.
+     */
+    static KeyFilter of(NodeMemory memory, Basement basement, boolean spare) {
         int rows = basement.count();
-        KeyFilter f = sizedFor(memory, Math.max(MIN_KEYS, rows + rows / 4));
+        KeyFilter f = sizedFor(memory, Math.max(MIN_KEYS, spare ? rows + rows / 4 : rows));
         long previous = 0;
         for (int p = 0; p < rows; p++) {
             long h = basement.keyHash(p);

@@ -134,6 +134,15 @@ final class LeafNode extends CacheEntry {
         }
     }
 
+    /**
+     * Records basement {@code b} (pinned) as full for good, as the sequential path leaves it: its
+     * size, and a filter rebuilt with no room for more keys.
+     */
+    void sealed(int b, Basement basement) {
+        basementBytes.set(b, basement.bytes());
+        filters.set(b, KeyFilter.of(memory, basement, false)).release();
+    }
+
     /** Records {@code key} as appended to basement {@code b}: its size, and the key in its filter. */
     void appended(int b, Basement basement, byte[] key) {
         basementBytes.set(b, basement.bytes());
@@ -196,6 +205,15 @@ final class LeafNode extends CacheEntry {
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
         void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
+    }
+
+    /**
+     * Two, as internal nodes: every read below the leaf needs its pivots and filters (a miss needs
+     * nothing else), so it is worth keeping over the basements those reads pass through.
+     */
+    @Override
+    protected int extraSweeps() {
+        return 2;
     }
 
     @Override

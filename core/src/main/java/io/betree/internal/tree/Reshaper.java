@@ -231,7 +231,7 @@ final class Reshaper {
                     Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber(),
                             config.basementSize() + config.basementSize() / 8);
                     store.addNew(next);
-                    leaf.rebuilt(last, b);
+                    leaf.sealed(last, b);
                     leaf.insertAfter(last, next);
                     store.unpin(next, true);
                 }
