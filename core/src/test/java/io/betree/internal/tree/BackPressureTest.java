@@ -47,7 +47,10 @@ class BackPressureTest {
     void open() throws IOException {
         file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
         memory = new NodeMemory();
-        cache = new NodeCache(new BlockFileBacking(file, memory), memory, 16L << 20);
+        // Room above the chunks the process-wide pool may keep from earlier tests, which count
+        // against this cache: over its budget from the start, it would evict its leaf and
+        // basement at once and have nothing evictable left, which no slowed writer can help.
+        cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
         TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
         tree = BeTree.create(cache, file, config, () -> 0, FailureListener.IGNORE);
     }
@@ -119,10 +122,12 @@ class BackPressureTest {
         assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
         // Buffers of the cache's memory that are not cache entries, which no eviction frees:
         // the budget counts them (checkpoint images, merges in progress), taking the cache 80% of
-        // the way from its budget (16 MiB) to its hard limit (20 MiB).
+        // the way from its budget (64 MiB) to its hard limit (80 MiB).
         List<io.netty.buffer.ByteBuf> held = new java.util.ArrayList<>();
         try {
             while (tree.cacheHeadroomUsed() < 0.8) {
+                // Twice the hard limit held without a cache in its headroom is a failure, not a hang.
+                assertTrue(held.size() < 640, "the cache never counted itself in its headroom");
                 held.add(memory.allocate(256 << 10));
             }
             long waited = BeTree.holdWritersBack(List.of(tree), 0);

@@ -47,8 +47,9 @@ class PartitionedNodeTest {
             NodeMemory memory = new NodeMemory();
             RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
             NodeCache cache = new NodeCache(backing, memory, 64L << 20);
+            BeTree tree = null;
             try {
-                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootBlock);
+                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootBlock);
                 Random rnd = new Random(20261126);
                 int buffersFetched = 0;
                 for (int n = 0; n < 200; n++) {
@@ -67,8 +68,12 @@ class PartitionedNodeTest {
                 assertTrue(buffersFetched > 0, "no read fetched a buffer: the tree has no pending messages below");
                 assertTrue(rootHeight(tree) >= 2, "the tree is too shallow to test: height " + rootHeight(tree));
             } finally {
+                if (tree != null) {
+                    tree.close(); // no background flush outlives the cache
+                }
                 cache.releaseAll();
             }
+            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
     }
 
@@ -84,8 +89,9 @@ class PartitionedNodeTest {
             NodeMemory memory = new NodeMemory();
             RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
             NodeCache cache = new NodeCache(backing, memory, 64L << 20);
+            BeTree tree = null;
             try {
-                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
+                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
                 Random rnd = new Random(26);
                 int misses = 5_000;
                 for (int n = 0; n < misses; n++) {
@@ -103,14 +109,18 @@ class PartitionedNodeTest {
                     assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), rootAndMsn[1]), "row " + k);
                 }
             } finally {
+                if (tree != null) {
+                    tree.close(); // no background flush outlives the cache
+                }
                 cache.releaseAll();
             }
+            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
     }
 
     /**
      * Leaves read from disk keep their filters' bits in their stored image. Splits and merges of
-     * such leaves, in a cache small enough that the leaves they came from are evicted (their images
+     * such leaves, in a cache a third of the tree's size, so that the leaves they came from are evicted (their images
      * freed and reused), leave every filter holding its basement's keys and every row readable.
      */
     @Test
@@ -120,14 +130,16 @@ class PartitionedNodeTest {
         long msn = rootAndMsn[1];
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             NodeMemory memory = new NodeMemory();
-            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 4L << 20);
+            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 8L << 20);
+            BeTree tree = null;
             try {
-                BeTree tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
-                // New rows between the old ones split leaves; deleting most of the low half merges them.
-                for (long k = 0; k < ROWS; k++) {
+                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
+                // New rows above the old ones split the last leaves again and again; deleting most of the
+                // lowest quarter merges leaves.
+                for (long k = 0; k < ROWS / 4; k++) {
                     tree.write(MessageType.PUT, key(ROWS + k * 7919L % ROWS), value(k, 2), ++msn);
                 }
-                for (long k = 0; k < ROWS / 2; k++) {
+                for (long k = 0; k < ROWS / 4; k++) {
                     if (k % 8 != 0) {
                         tree.write(MessageType.DELETE, key(k), null, ++msn);
                     }
@@ -137,13 +149,19 @@ class PartitionedNodeTest {
                 }
                 tree.checkInvariants(file.path());
                 for (long k = 0; k < ROWS; k += 3) {
-                    byte[] expected = k < ROWS / 2 && k % 8 != 0 ? null : value(k, k % 10 == 0 ? 1 : 0);
+                    byte[] expected = k < ROWS / 4 && k % 8 != 0 ? null : value(k, k % 10 == 0 ? 1 : 0);
                     assertArrayEquals(expected, tree.get(key(k), msn), "row " + k);
-                    assertArrayEquals(value(k, 2), tree.get(key(ROWS + k * 7919L % ROWS), msn), "new row " + k);
+                    if (k < ROWS / 4) {
+                        assertArrayEquals(value(k, 2), tree.get(key(ROWS + k * 7919L % ROWS), msn), "new row " + k);
+                    }
                 }
             } finally {
+                if (tree != null) {
+                    tree.close(); // no background flush outlives the cache
+                }
                 cache.releaseAll();
             }
+            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
     }
 
@@ -157,8 +175,9 @@ class PartitionedNodeTest {
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             NodeMemory memory = new NodeMemory();
             NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            BeTree tree = null;
             try {
-                BeTree tree = BeTree.create(cache, file, CONFIG, () -> 0, FailureListener.IGNORE);
+                tree = BeTree.create(cache, file, CONFIG, () -> 0, FailureListener.IGNORE);
                 for (int i = 0; i < ROWS; i++) {
                     tree.write(MessageType.PUT, key(i * 7919L % ROWS), value(i * 7919L % ROWS, 0), ++msn);
                 }
@@ -171,8 +190,12 @@ class PartitionedNodeTest {
                 }
                 rootBlock = checkpoint(file, cache, tree);
             } finally {
+                if (tree != null) {
+                    tree.close(); // no background flush outlives the cache
+                }
                 cache.releaseAll();
             }
+            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
         return new long[] {rootBlock, msn};
     }
@@ -182,10 +205,11 @@ class PartitionedNodeTest {
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("sequential.data"))) {
             NodeMemory memory = new NodeMemory();
             NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 64L << 20);
+            BeTree tree = null;
             try {
                 // Nodes large enough that the root keeps a thousand messages; fanout 4, so that the
                 // root's last child splits by child count, at pivots below those messages' keys.
-                BeTree tree = BeTree.create(cache, file, new TreeConfig(256 << 10, 4 << 10, 4,
+                tree = BeTree.create(cache, file, new TreeConfig(256 << 10, 4 << 10, 4,
                         Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
                 long msn = 0;
                 long next = 0;
@@ -212,8 +236,12 @@ class PartitionedNodeTest {
                     assertArrayEquals(value(k, 0), tree.get(key(k), msn), "row " + k);
                 }
             } finally {
+                if (tree != null) {
+                    tree.close(); // no background flush outlives the cache
+                }
                 cache.releaseAll();
             }
+            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
     }
 
