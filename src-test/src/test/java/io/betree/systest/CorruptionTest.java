@@ -543,6 +543,8 @@ class CorruptionTest {
         "internal node with a negative message buffer size",
         "internal node whose message buffer is a basement",
         "message buffer whose message runs past the end",
+        "leaf whose key filter claims more words than it holds",
+        "leaf whose key filter has no probes",
         "catalog root that does not exist",
         "catalog root that is a basement",
     })
@@ -585,6 +587,9 @@ class CorruptionTest {
             case "message buffer whose message runs past the end" ->
                     // The first message's value length (after tag 1, type 1, msn 8, txn 8, key length 2).
                     rewritePayload(file, firstUncompressed('M', 1 + 23), p -> p.putInt(20, Integer.MAX_VALUE - 3));
+            case "leaf whose key filter claims more words than it holds" ->
+                    rewritePayload(file, leaf, p -> p.putInt(firstFilter(p) + 5, 1 << 28));
+            case "leaf whose key filter has no probes" -> rewritePayload(file, leaf, p -> p.put(firstFilter(p), (byte) 0));
             case "catalog root that does not exist" -> rewriteCatalogRoot(file, "plain", MISSING_BLOCK);
             case "catalog root that is a basement" -> rewriteCatalogRoot(file, "plain", basement.number());
             default -> throw new IllegalArgumentException(damage);
@@ -605,5 +610,18 @@ class CorruptionTest {
         assertTrue(outcome.startsWith(CorruptionException.class.getName() + " "),
                 damage + ": expected a CorruptionException, got " + outcome + "\n" + r.stderr());
         assertTrue(outcome.contains(file.toString()), damage + ": message does not name the file: " + outcome);
+    }
+
+    /**
+     * Where a leaf payload's first key filter starts: after the tag (1), the basement count n (4),
+     * n basement records (12 each) and n - 1 pivots (length 2, then the key).
+     */
+    private static int firstFilter(ByteBuffer leaf) {
+        int n = leaf.getInt(1);
+        int off = 5 + n * 12;
+        for (int i = 0; i < n - 1; i++) {
+            off += 2 + (leaf.getShort(off) & 0xffff);
+        }
+        return off;
     }
 }
