@@ -207,15 +207,6 @@ final class LeafNode extends CacheEntry {
         void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
     }
 
-    /**
-     * Two, as internal nodes: every read below the leaf needs its pivots and filters (a miss needs
-     * nothing else), so it is worth keeping over the basements those reads pass through.
-     */
-    @Override
-    protected int extraSweeps() {
-        return 2;
-    }
-
     @Override
     public BlockCompressor compressor() {
         return codec;
