@@ -163,12 +163,9 @@ final class KeyFilter {
         if (wordCount == 0) {
             return true;
         }
-        long bits = (long) wordCount * 64;
-        int h1 = (int) hash;
-        int h2 = (int) (hash >>> 32);
         for (int i = 0; i < probes; i++) {
-            long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
-            if ((words.getLong(base + (int) (bit >>> 6) * 8) & (1L << bit)) == 0) {
+            long bit = probe(hash, i);
+            if ((words.getLong(wordOffset(bit)) & (1L << bit)) == 0) {
                 return false;
             }
         }
@@ -176,14 +173,23 @@ final class KeyFilter {
     }
 
     private void set(long hash) {
-        long bits = (long) wordCount * 64;
-        int h1 = (int) hash;
-        int h2 = (int) (hash >>> 32);
         for (int i = 0; i < probes; i++) {
-            long bit = (((h1 + i * h2) & 0xffffffffL) * bits) >>> 32;
-            int at = base + (int) (bit >>> 6) * 8;
+            long bit = probe(hash, i);
+            int at = wordOffset(bit);
             words.setLong(at, words.getLong(at) | (1L << bit));
         }
+    }
+
+    /** Bit {@code i} of a key's probes (docs/format.md): (h1 + i * h2) mod 2^32, scaled to the bit count. */
+    private long probe(long hash, int i) {
+        int h1 = (int) hash;
+        int h2 = (int) (hash >>> 32);
+        return (((h1 + i * h2) & 0xffffffffL) * ((long) wordCount * 64)) >>> 32;
+    }
+
+    /** Where in {@code words} the word holding {@code bit} starts. */
+    private int wordOffset(long bit) {
+        return base + (int) (bit >>> 6) * 8;
     }
 
     // ---- key hashing: stored filters depend on it, so it must never change for a format version ----

@@ -115,8 +115,7 @@ final class LeafNode extends CacheEntry {
 
     /** Records basement {@code b} (pinned) after any change to its rows: its size, and a filter rebuilt. */
     void rebuilt(int b, Basement basement) {
-        basementBytes.set(b, basement.bytes());
-        filters.set(b, KeyFilter.of(memory, basement)).release();
+        record(b, basement, true);
     }
 
     /**
@@ -139,8 +138,12 @@ final class LeafNode extends CacheEntry {
      * size, and a filter rebuilt with no room for more keys.
      */
     void sealed(int b, Basement basement) {
+        record(b, basement, false);
+    }
+
+    private void record(int b, Basement basement, boolean spare) {
         basementBytes.set(b, basement.bytes());
-        filters.set(b, KeyFilter.of(memory, basement, false)).release();
+        filters.set(b, KeyFilter.of(memory, basement, spare)).release();
     }
 
     /** Records {@code key} as appended to basement {@code b}: its size, and the key in its filter. */

@@ -40,41 +40,26 @@ class PartitionedNodeTest {
     @Test
     void aColdPointReadFetchesTheBuffersOnItsPathOnly() throws Exception {
         Path path = dir.resolve("tree.data");
-        long[] rootAndMsn = buildCheckpointedTree(path);
-        long rootBlock = rootAndMsn[0];
-        long msn = rootAndMsn[1];
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
-            NodeMemory memory = new NodeMemory();
-            RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
-            NodeCache cache = new NodeCache(backing, memory, 64L << 20);
-            BeTree tree = null;
-            try {
-                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootBlock);
-                Random rnd = new Random(20261126);
-                int buffersFetched = 0;
-                for (int n = 0; n < 200; n++) {
-                    int k = rnd.nextInt(ROWS);
-                    backing.fetched.clear();
-                    assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), msn), "row " + k);
-                    Set<Long> onPath = buffersOnPath(tree, key(k));
-                    for (long[] f : backing.fetched) {
-                        if (f[1] == BufferPartition.TAG) {
-                            assertTrue(onPath.contains(f[0]), "read of row " + k + " fetched buffer block " + f[0]
-                                    + ", not one on its path " + onPath);
-                            buffersFetched++;
-                        }
+        Checkpointed built = buildCheckpointedTree(path);
+        withReopenedTree(path, built, 64L << 20, (tree, file, backing) -> {
+            Random rnd = new Random(20261126);
+            int buffersFetched = 0;
+            for (int n = 0; n < 200; n++) {
+                int k = rnd.nextInt(ROWS);
+                backing.fetched.clear();
+                assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), built.msn()), "row " + k);
+                Set<Long> onPath = buffersOnPath(tree, key(k));
+                for (long[] f : backing.fetched) {
+                    if (f[1] == BufferPartition.TAG) {
+                        assertTrue(onPath.contains(f[0]), "read of row " + k + " fetched buffer block " + f[0]
+                                + ", not one on its path " + onPath);
+                        buffersFetched++;
                     }
                 }
-                assertTrue(buffersFetched > 0, "no read fetched a buffer: the tree has no pending messages below");
-                assertTrue(rootHeight(tree) >= 2, "the tree is too shallow to test: height " + rootHeight(tree));
-            } finally {
-                if (tree != null) {
-                    tree.close(); // no background flush outlives the cache
-                }
-                cache.releaseAll();
             }
-            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
-        }
+            assertTrue(buffersFetched > 0, "no read fetched a buffer: the tree has no pending messages below");
+            assertTrue(rootHeight(tree) >= 2, "the tree is too shallow to test: height " + rootHeight(tree));
+        });
     }
 
     /**
@@ -84,80 +69,90 @@ class PartitionedNodeTest {
     @Test
     void aColdMissReadsAlmostNoBasement() throws Exception {
         Path path = dir.resolve("tree.data");
-        long[] rootAndMsn = buildCheckpointedTree(path);
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
-            NodeMemory memory = new NodeMemory();
-            RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
-            NodeCache cache = new NodeCache(backing, memory, 64L << 20);
-            BeTree tree = null;
-            try {
-                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
-                Random rnd = new Random(26);
-                int misses = 5_000;
-                for (int n = 0; n < misses; n++) {
-                    long k = rnd.nextInt(ROWS);
-                    byte[] between = ByteBuffer.allocate(9).putLong(k).put((byte) 0).array();
-                    assertEquals(null, tree.get(between, rootAndMsn[1]), "key after row " + k);
-                }
-                long basementsRead;
-                synchronized (backing.fetched) {
-                    basementsRead = backing.fetched.stream().filter(f -> f[1] == Basement.TAG).count();
-                }
-                assertTrue(basementsRead < misses / 50, basementsRead + " basements read for " + misses + " misses");
-                for (int n = 0; n < 500; n++) {
-                    int k = rnd.nextInt(ROWS);
-                    assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), rootAndMsn[1]), "row " + k);
-                }
-            } finally {
-                if (tree != null) {
-                    tree.close(); // no background flush outlives the cache
-                }
-                cache.releaseAll();
+        Checkpointed built = buildCheckpointedTree(path);
+        withReopenedTree(path, built, 64L << 20, (tree, file, backing) -> {
+            Random rnd = new Random(26);
+            int misses = 5_000;
+            for (int n = 0; n < misses; n++) {
+                long k = rnd.nextInt(ROWS);
+                byte[] between = ByteBuffer.allocate(9).putLong(k).put((byte) 0).array();
+                assertEquals(null, tree.get(between, built.msn()), "key after row " + k);
             }
-            assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
-        }
+            long basementsRead;
+            synchronized (backing.fetched) {
+                basementsRead = backing.fetched.stream().filter(f -> f[1] == Basement.TAG).count();
+            }
+            assertTrue(basementsRead < misses / 50, basementsRead + " basements read for " + misses + " misses");
+            for (int n = 0; n < 500; n++) {
+                int k = rnd.nextInt(ROWS);
+                assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), built.msn()), "row " + k);
+            }
+        });
     }
 
     /**
      * Leaves read from disk keep their filters' bits in their stored image. Splits and merges of
-     * such leaves, in a cache a third of the tree's size, so that the leaves they came from are evicted (their images
-     * freed and reused), leave every filter holding its basement's keys and every row readable.
+     * such leaves, in a cache a third of the tree's size, so that the leaves they came from are
+     * evicted (their images freed and reused), leave every filter holding its basement's keys and
+     * every row readable.
      */
     @Test
     void filtersOfLeavesReadFromDiskSurviveSplitsAndMerges() throws Exception {
         Path path = dir.resolve("tree.data");
-        long[] rootAndMsn = buildCheckpointedTree(path);
-        long msn = rootAndMsn[1];
+        Checkpointed built = buildCheckpointedTree(path);
+        withReopenedTree(path, built, 8L << 20, (tree, file, backing) -> {
+            long msn = built.msn();
+            // New rows above the old ones split the last leaves again and again; deleting most of the
+            // lowest quarter merges leaves.
+            for (long k = 0; k < ROWS / 4; k++) {
+                tree.write(MessageType.PUT, key(ROWS + k * 7919L % ROWS), value(k, 2), ++msn);
+            }
+            for (long k = 0; k < ROWS / 4; k++) {
+                if (k % 8 != 0) {
+                    tree.write(MessageType.DELETE, key(k), null, ++msn);
+                }
+            }
+            while (tree.flushStep()) {
+                // every message down to the leaves
+            }
+            tree.checkInvariants(file.path());
+            for (long k = 0; k < ROWS; k += 3) {
+                byte[] expected = k < ROWS / 4 && k % 8 != 0 ? null : value(k, k % 10 == 0 ? 1 : 0);
+                assertArrayEquals(expected, tree.get(key(k), msn), "row " + k);
+                if (k < ROWS / 4) {
+                    assertArrayEquals(value(k, 2), tree.get(key(ROWS + k * 7919L % ROWS), msn), "new row " + k);
+                }
+            }
+        });
+    }
+
+    /** A checkpointed tree: its root block and the msn of its last write. */
+    private record Checkpointed(long rootBlock, long msn) {
+    }
+
+    /** What a test does with a tree opened again from its checkpoint. */
+    private interface ReopenedTreeTest {
+        void run(BeTree tree, BlockFile file, RecordingBacking backing) throws Exception;
+    }
+
+    /**
+     * Opens the tree checkpointed in {@code path} with an empty cache of {@code cacheBytes} over a
+     * recording backing store, runs {@code test}, then closes the tree (no background flush
+     * outlives the cache), releases the cache and checks no off-heap byte is left.
+     */
+    private static void withReopenedTree(Path path, Checkpointed built, long cacheBytes, ReopenedTreeTest test)
+            throws Exception {
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             NodeMemory memory = new NodeMemory();
-            NodeCache cache = new NodeCache(new BlockFileBacking(file, memory), memory, 8L << 20);
+            RecordingBacking backing = new RecordingBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, cacheBytes);
             BeTree tree = null;
             try {
-                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, rootAndMsn[0]);
-                // New rows above the old ones split the last leaves again and again; deleting most of the
-                // lowest quarter merges leaves.
-                for (long k = 0; k < ROWS / 4; k++) {
-                    tree.write(MessageType.PUT, key(ROWS + k * 7919L % ROWS), value(k, 2), ++msn);
-                }
-                for (long k = 0; k < ROWS / 4; k++) {
-                    if (k % 8 != 0) {
-                        tree.write(MessageType.DELETE, key(k), null, ++msn);
-                    }
-                }
-                while (tree.flushStep()) {
-                    // every message down to the leaves
-                }
-                tree.checkInvariants(file.path());
-                for (long k = 0; k < ROWS; k += 3) {
-                    byte[] expected = k < ROWS / 4 && k % 8 != 0 ? null : value(k, k % 10 == 0 ? 1 : 0);
-                    assertArrayEquals(expected, tree.get(key(k), msn), "row " + k);
-                    if (k < ROWS / 4) {
-                        assertArrayEquals(value(k, 2), tree.get(key(ROWS + k * 7919L % ROWS), msn), "new row " + k);
-                    }
-                }
+                tree = BeTree.open(cache, file, CONFIG, () -> 0, FailureListener.IGNORE, built.rootBlock());
+                test.run(tree, file, backing);
             } finally {
                 if (tree != null) {
-                    tree.close(); // no background flush outlives the cache
+                    tree.close();
                 }
                 cache.releaseAll();
             }
@@ -167,9 +162,9 @@ class PartitionedNodeTest {
 
     /**
      * Writes {@link #ROWS} rows in a scattered order and updates every tenth, leaving messages pending
-     * at every level, and checkpoints the tree; returns its root block and last msn.
+     * at every level, and checkpoints the tree.
      */
-    private static long[] buildCheckpointedTree(Path path) throws IOException {
+    private static Checkpointed buildCheckpointedTree(Path path) throws IOException {
         long rootBlock;
         long msn = 0;
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
@@ -197,7 +192,7 @@ class PartitionedNodeTest {
             }
             assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
         }
-        return new long[] {rootBlock, msn};
+        return new Checkpointed(rootBlock, msn);
     }
 
     @Test
