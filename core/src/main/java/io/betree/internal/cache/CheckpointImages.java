@@ -16,8 +16,13 @@ import java.util.function.Function;
  * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
  */
 final class CheckpointImages {
-    /** A block's contents as a checkpoint must record them, taken before anyone changed them. */
-    record Image(CacheEntry entry, long version, ByteBuf bytes) {
+    /**
+     * A block's contents as a checkpoint must record them, taken before anyone changed them.
+     * {@code earlierWriteInFlight}: a write-back of an earlier state was under way when the image
+     * was taken; it may end after the image is installed and replace it as the current version, so
+     * the entry must not be marked clean on this image's account.
+     */
+    record Image(CacheEntry entry, long version, ByteBuf bytes, boolean earlierWriteInFlight) {
     }
 
     private final ArrayDeque<Image> captured = new ArrayDeque<>();
@@ -41,7 +46,7 @@ final class CheckpointImages {
     /** Copies {@code e}'s image now if the checkpoint still owes it: someone is about to change it. */
     void captureIfOwed(CacheEntry e, Function<CacheEntry, ByteBuf> serializer) {
         if (e.checkpointPending) {
-            captured.addLast(new Image(e, e.version, serializer.apply(e)));
+            captured.addLast(new Image(e, e.version, serializer.apply(e), e.writing));
             e.checkpointPending = false;
         }
     }
@@ -69,7 +74,7 @@ final class CheckpointImages {
 
     /** Takes the image of owed entry {@code e} now. */
     Image take(CacheEntry e, Function<CacheEntry, ByteBuf> serializer) {
-        Image image = new Image(e, e.version, serializer.apply(e));
+        Image image = new Image(e, e.version, serializer.apply(e), e.writing);
         e.checkpointPending = false;
         return image;
     }

@@ -622,7 +622,7 @@ public final class NodeCache {
         try {
             ByteBuf bytes = serializeImage(e);
             taken = true;
-            return new CheckpointImages.Image(e, version, bytes);
+            return new CheckpointImages.Image(e, version, bytes, false); // taken only when not being written
         } finally {
             lock.lock();
             e.writing = false;
@@ -634,12 +634,18 @@ public final class NodeCache {
     }
 
     /**
-     * Marks every dirty entry as owed to the checkpoint that storage has just begun. The
-     * caller holds every index's write lock, so no entry is half-modified.
+     * Begins a checkpoint: runs {@code storageBegin} (the block file's snapshot of its current
+     * table) and marks every dirty entry as owed to the checkpoint, in one hold of the cache lock.
+     * The caller holds every index's write lock, so no entry is half-modified; the evictor takes no
+     * tree lock, though, and a write-back that ended between a snapshot and the marks left the
+     * snapshot with the block's earlier version (or none, for a new block) while the evictor
+     * dropped the entry as clean, so nobody wrote the image the checkpoint owed: the leaf of a
+     * crash-tested database named a basement its checkpoint had never written.
      */
-    public void beginCheckpoint() {
+    public void beginCheckpoint(Runnable storageBegin) {
         lock.lock();
         try {
+            storageBegin.run();
             checkpoint.begin(ring);
         } finally {
             lock.unlock();
@@ -647,7 +653,7 @@ public final class NodeCache {
     }
 
     /**
-     * Writes the checkpoint image of every entry marked by {@link #beginCheckpoint()} while writers
+     * Writes the checkpoint image of every entry marked by {@link #beginCheckpoint} while writers
      * go on. An entry a writer pins first is copied in memory at that moment (the copy is written
      * here); the others are serialized here, one at a time. Both copy with the entry claimed and
      * the cache lock released where the entry is not pinned, so other pins and the evictor go on.
@@ -688,9 +694,10 @@ public final class NodeCache {
             try {
                 writeBacks++;
                 // Clean only if the image is now what a read of the block finds, and no write-back
-                // of an earlier state is still on its way to replace it.
-                if (current && !e.writing && e.ringIndex >= 0 && entries.get(e.blockNumber()) == e
-                        && e.claim()) {
+                // of an earlier state is on its way to replace it, nor was when the image was
+                // taken (it may have ended since, after this image became current, and replaced it).
+                if (current && !e.writing && !image.earlierWriteInFlight() && e.ringIndex >= 0
+                        && entries.get(e.blockNumber()) == e && e.claim()) {
                     if (e.version == image.version()) { // compared under the claim, as in writeOut
                         e.dirty = false;
                     }

@@ -97,8 +97,7 @@ class NodeCacheConcurrencyTest {
                         l.writeLock().lock();
                     }
                     try {
-                        store.checkpointImages.clear();
-                        cache.beginCheckpoint();
+                        cache.beginCheckpoint(store.checkpointImages::clear);
                         for (int b = 0; b < BLOCKS; b++) {
                             atBegin[b] = changes.get(b);
                         }

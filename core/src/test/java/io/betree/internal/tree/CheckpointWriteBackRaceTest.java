@@ -59,8 +59,7 @@ class CheckpointWriteBackRaceTest {
                 pinned.fill(2);
                 cache.release(pinned, true);
 
-                file.beginCheckpoint();
-                cache.beginCheckpoint();
+                cache.beginCheckpoint(file::beginCheckpoint);
                 backing.letGo.countDown(); // the image of 1 becomes the current version now
                 room.get(10, TimeUnit.SECONDS);
                 cache.writeCheckpointImages();
@@ -100,8 +99,7 @@ class CheckpointWriteBackRaceTest {
                 pinned.fill(2);
                 cache.release(pinned, true);
 
-                file.beginCheckpoint();
-                cache.beginCheckpoint();
+                cache.beginCheckpoint(file::beginCheckpoint);
                 // The image of 2 becomes the current version (nothing was written since the begin)...
                 cache.writeCheckpointImages();
                 file.finishCheckpoint(null);
@@ -120,10 +118,108 @@ class CheckpointWriteBackRaceTest {
         }
     }
 
+    /**
+     * A write-back of a never-written block that ends while the checkpoint begins, after the block
+     * file's table snapshot: the begin marks the block in the same hold of the cache lock, so the
+     * evictor keeps it and the checkpoint writes it. (With the snapshot and the marks taken apart,
+     * the evictor dropped the block as clean in between, and the checkpoint named a block it had
+     * never written: "block N has not been written" after a crash.)
+     */
+    @Test
+    void aWriteBackEndingDuringTheBeginLeavesTheBlockMarked() throws Exception {
+        Path path = dir.resolve("fixed.data");
+        long block;
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            NodeMemory memory = new NodeMemory();
+            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
+            try {
+                block = file.allocateBlockNumber();
+                Words words = Words.filled(block, memory, 7);
+                cache.add(words);
+                cache.release(words, true);
+                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
+                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
+                long b = block;
+                cache.beginCheckpoint(() -> {
+                    file.beginCheckpoint();
+                    backing.letGo.countDown();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (file.blockOffset(b) == 0 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait(); // the write-back is installed after the snapshot
+                    }
+                });
+                cache.writeCheckpointImages();
+                file.finishCheckpoint(null);
+                room.get(10, TimeUnit.SECONDS);
+            } finally {
+                backing.letGo.countDown();
+                cache.releaseAll();
+            }
+        }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
+            ByteBuffer stored = file.read(block, ByteBuffer::allocate);
+            assertEquals(7, stored.getLong(0), "the checkpoint holds the block");
+        }
+    }
+
+    /**
+     * The write-back of an earlier state ends after the checkpoint's image of the newer state became
+     * the current version and before the checkpointer decides whether the entry is clean: the
+     * earlier state is then what a read finds, so the entry must stay dirty.
+     */
+    @Test
+    void aWriteBackOfAnEarlierStateEndingJustAfterTheCheckpointImageLeavesTheBlockDirty() throws Exception {
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("between.data"))) {
+            NodeMemory memory = new NodeMemory();
+            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
+            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
+            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
+            try {
+                long block = file.allocateBlockNumber();
+                Words words = Words.filled(block, memory, 1);
+                cache.add(words);
+                cache.release(words, true);
+
+                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
+                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
+                Words pinned = cache.pin(block, Words.class, loader);
+                pinned.fill(2);
+                cache.release(pinned, true);
+                // Held, so that the evictor does not write the block again once the gate opens.
+                Words held = cache.pin(block, Words.class, loader);
+
+                cache.beginCheckpoint(file::beginCheckpoint);
+                // Once the image of 2 is installed, the write-back of 1 ends and replaces it, all
+                // before the checkpointer looks at the entry again, which nobody pins by then.
+                backing.afterCheckpointImage = () -> {
+                    backing.letGo.countDown();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (cache.stats().writeBacks() == 0 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait(); // until the evictor has ended its write-back
+                    }
+                    cache.release(held, false);
+                };
+                cache.writeCheckpointImages();
+                file.finishCheckpoint(null);
+                room.get(10, TimeUnit.SECONDS);
+
+                cache.awaitRoom();
+                Words reread = cache.pin(block, Words.class, loader);
+                assertEquals(2, reread.value(), "the block read back after its eviction");
+                cache.release(reread, false);
+            } finally {
+                backing.letGo.countDown();
+                cache.releaseAll();
+            }
+        }
+    }
+
     /** The real block file behind the cache, whose first write-back waits at a gate. */
     private static final class GatedBacking extends ForwardingBackingStore {
         final CountDownLatch writing = new CountDownLatch(1);
         final CountDownLatch letGo = new CountDownLatch(1);
+        volatile Runnable afterCheckpointImage = () -> { };
         private final AtomicBoolean first = new AtomicBoolean(true);
 
         GatedBacking(BlockFileBacking real) {
@@ -141,6 +237,13 @@ class CheckpointWriteBackRaceTest {
                 }
             }
             super.writeBack(blockNumber, image, codec);
+        }
+
+        @Override
+        public boolean writeCheckpointImage(long blockNumber, ByteBuf image, BlockCompressor codec) {
+            boolean current = super.writeCheckpointImage(blockNumber, image, codec);
+            afterCheckpointImage.run();
+            return current;
         }
     }
 

@@ -243,8 +243,7 @@ class PartitionedNodeTest {
     /** Checkpoints the tree as the engine does; returns the root block the checkpoint holds. */
     private static long checkpoint(BlockFile file, NodeCache cache, BeTree tree) throws IOException {
         long root = BeTree.withFlushesPaused(List.of(tree), () -> BeTree.whileUnchanged(List.of(tree), () -> {
-            file.beginCheckpoint();
-            cache.beginCheckpoint();
+            cache.beginCheckpoint(file::beginCheckpoint);
             return tree.rootBlock();
         }));
         cache.writeCheckpointImages();

@@ -131,8 +131,7 @@ final class CheckpointCoordinator {
                 for (StoredIndex i : all) {
                     entries.add(IndexRegistry.entryOf(i, i.tree().rootBlock()));
                 }
-                file.beginCheckpoint();
-                cache.beginCheckpoint();
+                cache.beginCheckpoint(file::beginCheckpoint);
                 long lsn = log.endLsn();
                 // Taken here, at the quiet point: a large commit whose record follows this position
                 // may have logged parts before it, and recovery from here reads them.
