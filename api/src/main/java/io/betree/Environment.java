@@ -78,7 +78,7 @@ public final class Environment implements AutoCloseable {
         Durability d = options.durability();
         EngineSettings settings = new EngineSettings(options.cacheBytes(), d == Durability.SYNC,
                 d == Durability.ASYNC ? options.syncInterval() : null, options.checkpointInterval(),
-                options.logSegmentBytes());
+                options.logSegmentBytes(), options.memoryBudget() == null ? null : options.memoryBudget().internal());
         try {
             return new Environment(Engine.open(directory, storage, settings), options);
         } catch (io.betree.internal.fault.BetreeException e) {

@@ -25,9 +25,11 @@ public final class EnvironmentOptions {
     private final Duration checkpointInterval;
     private final long logSegmentBytes;
     private final long transactionMemoryBytes;
+    /** The budget shared with other environments, or null for one of this environment's own. */
+    private final MemoryBudget memoryBudget;
 
     private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
-            Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes) {
+            Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes, MemoryBudget memoryBudget) {
         this.cacheBytes = cacheBytes;
         this.storage = storage;
         this.durability = durability;
@@ -35,6 +37,7 @@ public final class EnvironmentOptions {
         this.checkpointInterval = checkpointInterval;
         this.logSegmentBytes = logSegmentBytes;
         this.transactionMemoryBytes = transactionMemoryBytes;
+        this.memoryBudget = memoryBudget;
     }
 
     /**
@@ -47,11 +50,12 @@ public final class EnvironmentOptions {
         long cache = NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
                 : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
         return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
-                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES);
+                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES, null);
     }
 
     /**
-     * The byte budget of the off-heap node cache, shared by every index of the environment. Nodes
+     * The byte budget of the off-heap node cache, shared by every index of the environment: a cap,
+     * not a target (the evictor works from a little below it; writers wait past it). Nodes
      * live outside the Java heap, so this may exceed {@code -Xmx}; on JDK 17-23 the JVM's direct
      * memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap size) must then be raised,
      * see the README.
@@ -63,14 +67,28 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
         }
         return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes);
+                transactionMemoryBytes, null);
+    }
+
+    /**
+     * Makes the environment's node cache draw on {@code budget}, one cap shared with every other
+     * environment opened with it (a stream processor opens a store per partition), instead of a
+     * budget of its own; {@link #cacheBytes()} then gives the shared budget's size. A later
+     * {@link #cacheBytes(long)} gives the environment a budget of its own again. Under memory
+     * pressure an environment keeps at least an equal share of the budget; one that is busy takes
+     * what idle ones do not use.
+     */
+    public EnvironmentOptions memoryBudget(MemoryBudget budget) {
+        Objects.requireNonNull(budget, "budget");
+        return new EnvironmentOptions(budget.bytes(), storage, durability, syncInterval, checkpointInterval,
+                logSegmentBytes, transactionMemoryBytes, budget);
     }
 
     /** What a returned commit promises; default {@link Durability#SYNC}. */
     public EnvironmentOptions durability(Durability durability) {
         Objects.requireNonNull(durability, "durability");
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes);
+                transactionMemoryBytes, memoryBudget);
     }
 
     /**
@@ -84,7 +102,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes);
+                transactionMemoryBytes, memoryBudget);
     }
 
     /**
@@ -99,7 +117,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes,
-                transactionMemoryBytes);
+                transactionMemoryBytes, memoryBudget);
     }
 
     /**
@@ -111,7 +129,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes,
-                transactionMemoryBytes);
+                transactionMemoryBytes, memoryBudget);
     }
 
     /**
@@ -129,7 +147,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("transactionMemoryBytes must be at least 1024, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                bytes);
+                bytes, memoryBudget);
     }
 
     /**
@@ -138,12 +156,17 @@ public final class EnvironmentOptions {
      */
     EnvironmentOptions storage(StorageEnv storage) {
         return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
-                checkpointInterval, logSegmentBytes, transactionMemoryBytes);
+                checkpointInterval, logSegmentBytes, transactionMemoryBytes, memoryBudget);
     }
 
-    /** The cache budget in bytes. */
+    /** The cache budget in bytes: the environment's own, or the shared {@link #memoryBudget()}'s. */
     public long cacheBytes() {
         return cacheBytes;
+    }
+
+    /** The budget shared with other environments, or null when the environment has one of its own. */
+    public MemoryBudget memoryBudget() {
+        return memoryBudget;
     }
 
     /** The durability of commits. */

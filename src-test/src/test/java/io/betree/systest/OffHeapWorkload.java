@@ -20,7 +20,8 @@ import java.util.Locale;
  * Child-JVM program for {@link OffHeapMemoryTest}: stores many rows with a cache far larger than the
  * heap, checkpoints, checks a sample with gets, counts everything with a scan, closes, and prints
  * {@code NAME value} lines: ROWS_WRITTEN, ROWS_SCANNED, SAMPLE_OK, WRITE_SECONDS, WRITE_ROWS_PER_SECOND,
- * SCAN_SECONDS, PEAK_HEAP_BYTES, MAX_HEAP_BYTES, OFF_HEAP_BYTES, PEAK_DIRECT_BYTES, GC_COUNT, GC_MILLIS,
+ * SCAN_SECONDS, PEAK_HEAP_BYTES, MAX_HEAP_BYTES, OFF_HEAP_BYTES, PEAK_DIRECT_BYTES, PEAK_RSS_BYTES (the
+ * process's peak resident size, {@code VmHWM}, -1 where {@code /proc} does not tell), GC_COUNT, GC_MILLIS,
  * CACHE and DONE; on a failure FAILED and REOPEN_AFTER_FAILURE (whether the directory can be opened
  * again in the same JVM), then exit code 1.
  *
@@ -157,6 +158,9 @@ public final class OffHeapWorkload {
         System.out.println("PEAK_NIO_DIRECT_BYTES " + direct.peakNio);
         System.out.println("PEAK_NETTY_DIRECT_BYTES " + direct.peakNetty);
         System.out.println("PEAK_POOL_BYTES " + direct.peakPool);
+        System.out.println("PEAK_RSS_BYTES " + peakResidentBytes());
+        System.out.println("HEAP_TRIMS " + io.betree.internal.memory.NativeHeapTrimmer.trims() + " in "
+                + io.betree.internal.memory.NativeHeapTrimmer.trimNanos() / 1_000_000 + " ms");
         long gcCount = 0;
         long gcMillis = 0;
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -224,5 +228,19 @@ public final class OffHeapWorkload {
                 }
             }
         }
+    }
+
+    /** The process's peak resident size ({@code VmHWM} in {@code /proc/self/status}), or -1. */
+    static long peakResidentBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // Not Linux: no figure.
+        }
+        return -1;
     }
 }

@@ -7,6 +7,7 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,7 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #unpin}; between the two the caller may read it, and may change it when it holds the
  * owning index's write lock. Pinned entries are never evicted, so the budget can be exceeded by
  * at most what is pinned at once (a few root-to-leaf paths); roots, kept resident, are evicted
- * only past the hard limit (the budget plus a quarter).
+ * only past the budget; the evictor works from a little below it.
  *
  * <p>Pinning a cached entry and unpinning take no lock: the map is concurrent and the pin count is
  * changed by compare-and-set. Whoever must have an entry to itself (the evictor removing or
@@ -36,7 +37,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class NodeCache {
     private final BackingStore store;
     private final NodeMemory memory;
-    private final long budgetBytes;
+    /** The cap this cache draws on, alone or with other environments' caches. */
+    private final CacheBudget budget;
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentHashMap<Long, CacheEntry> entries = new ConcurrentHashMap<>();
     /** Guarded by the lock, as is everything below that is not final or atomic. */
@@ -45,30 +47,34 @@ public final class NodeCache {
     private final CheckpointImages checkpoint = new CheckpointImages();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    /** Over this, writers wait for the evictor: the budget plus a quarter, room for write-backs in flight. */
-    private final long hardLimitBytes;
     private final Condition roomMade = lock.newCondition();
     /** Signalled when a claim held with the lock released ends (see {@link #writeOut}). */
     private final Condition claimEnded = lock.newCondition();
-    /** Eviction tasks queued or running, at most {@link Evictors#TASKS_PER_CACHE}. */
-    private int evictionTasks;
-    private boolean stopping;
+    /** Eviction tasks queued or running, at most {@link Evictors#TASKS_PER_CACHE}; other members of a shared budget read it. */
+    private final AtomicInteger evictionTasks = new AtomicInteger();
+    private volatile boolean stopping;
     /** Checkpoint images the evictor is writing or pinners copying now; the checkpoint must not finish before them. */
     private int checkpointWritesInFlight;
-    private RuntimeException evictionFailure;
+    private volatile RuntimeException evictionFailure;
     private long evictions;
     private long writeBacks;
     private final AtomicLong misses = new AtomicLong();
 
     /**
-     * A cache of {@code budgetBytes} over {@code store}, its entries in {@code memory}. Eviction runs
-     * on the process's shared evictor threads ({@link Evictors}) until {@link #releaseAll()}.
+     * A cache with a budget of its own, {@code budgetBytes}, over {@code store}, its entries in
+     * {@code memory}. Eviction runs on the process's shared evictor threads ({@link Evictors})
+     * until {@link #releaseAll()}.
      */
     public NodeCache(BackingStore store, NodeMemory memory, long budgetBytes) {
+        this(store, memory, new CacheBudget(budgetBytes));
+    }
+
+    /** As above, drawing on {@code budget}, which other caches may share, until {@link #releaseAll()}. */
+    public NodeCache(BackingStore store, NodeMemory memory, CacheBudget budget) {
         this.store = store;
         this.memory = memory;
-        this.budgetBytes = budgetBytes;
-        this.hardLimitBytes = budgetBytes + budgetBytes / 4;
+        this.budget = budget;
+        budget.join(this);
     }
 
     /** The environment's off-heap memory. */
@@ -210,7 +216,7 @@ public final class NodeCache {
 
     /**
      * Releases one pin. {@code modified} marks the entry dirty; its size is re-measured, and
-     * entries are evicted when the cache is over budget.
+     * entries are evicted when the cache is over its eviction target.
      */
     public void unpin(CacheEntry e, boolean modified) {
         release(e, modified);
@@ -238,19 +244,19 @@ public final class NodeCache {
     }
 
     /**
-     * Over budget, wakes the evictor; over the hard limit, waits until it has made room. Callers
+     * Over the eviction target, wakes the evictor; over the budget, waits until it has made room. Callers
      * hold no latch that others wait on.
      */
     public void awaitRoom() {
-        awaitBelow(hardLimitBytes);
+        awaitBelow(budget.capBytes());
     }
 
     /**
-     * How far the cache has gone into its headroom: 0 within its budget, 1 at the hard limit (more
+     * How far the cache has gone into its headroom: 0 within its eviction target, 1 at the budget (more
      * past it). Back-pressure slows writers as it rises, before they must stop at the limit.
      */
     public double headroomUsed() {
-        long over = heldBytes() - budgetBytes;
+        long over = budget.heldBytes() - budget.targetBytes();
         if (over <= 0) {
             return 0;
         }
@@ -258,25 +264,25 @@ public final class NodeCache {
         // slow writers for good: only a cache the evictor can bring down counts.
         lock.lock();
         try {
-            return ring.anyEvictable(false) ? (double) over / (hardLimitBytes - budgetBytes) : 0;
+            return ring.anyEvictable(false) ? (double) over / (budget.capBytes() - budget.targetBytes()) : 0;
         } finally {
             lock.unlock();
         }
     }
 
     /**
-     * Waits until the cache is back within its budget, not just its hard limit: for background
+     * Waits until the cache is back within its eviction target, not just its budget: for background
      * work that brings nodes in by the megabyte (a flush step loads and rewrites children), so
-     * that the headroom between budget and hard limit stays free for writers, who wait only past
-     * the hard limit. Without it a flush step's burst took the cache past the hard limit and the
+     * that the headroom between target and budget stays free for writers, who wait only past
+     * the budget. Without it a flush step's burst took the cache past its limit and the
      * writers waited for the evictor (up to 110 ms in a 30 M-row iiBench).
      */
     public void awaitBudget() {
-        awaitBelow(budgetBytes);
+        awaitBelow(budget.targetBytes());
     }
 
     private void awaitBelow(long limit) {
-        if (heldBytes() > budgetBytes) {
+        if (budget.heldBytes() > budget.targetBytes()) {
             lock.lock();
             try {
                 makeRoom(limit);
@@ -287,16 +293,17 @@ public final class NodeCache {
     }
 
     /**
-     * Over budget, wakes the evictor; over {@code limit} (the hard limit, or the budget for
+     * Over the eviction target, wakes the evictor; over {@code limit} (the budget, or the target for
      * background work), waits for it, so that a writer never compresses or writes a block itself.
      * Lock held.
      */
     private void makeRoom(long limit) {
-        if (heldBytes() <= budgetBytes) {
+        if (budget.heldBytes() <= budget.targetBytes()) {
             return;
         }
         requestEviction();
-        while (heldBytes() > limit && !stopping) {
+        budget.askOthersToEvict(this);
+        while (budget.heldBytes() > limit && !stopping) {
             if (evictionFailure != null) {
                 throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
                         evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
@@ -306,13 +313,15 @@ public final class NodeCache {
                 // Again on every round: the evictor may have gone idle on a footprint measured
                 // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
                 requestEviction();
+                budget.askOthersToEvict(this);
                 roomMade.await(10, TimeUnit.MILLISECONDS);
                 // Whether woken or timed out: with nothing left to evict (everything pinned, only
-                // roots left below the hard limit, or the excess is the pool's share of partly used
+                // roots left below the budget, or the excess is the pool's share of partly used
                 // chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
-                if (heldBytes() > limit && !ring.anyEvictable(heldBytes() > hardLimitBytes)) {
+                long held = budget.heldBytes();
+                if (held > limit && !ring.anyEvictable(held > budget.capBytes()) && !budget.othersEvicting(this)) {
                     return;
                 }
             } catch (InterruptedException ie) {
@@ -328,7 +337,7 @@ public final class NodeCache {
      * progress, and chunks that are only partly used). Also read without the lock, where a figure
      * a moment old will do ({@link #awaitBelow}'s first check, {@link #headroomUsed}).
      */
-    private long heldBytes() {
+    long ownHeldBytes() {
         return Math.max(accountedBytes.get(), memory.footprint());
     }
 
@@ -400,19 +409,46 @@ public final class NodeCache {
      * other does the same or drops clean ones. Lock held.
      */
     private void requestEviction() {
-        if (evictionTasks < Evictors.TASKS_PER_CACHE && !stopping && evictionFailure == null) {
-            evictionTasks++;
-            Evictors.submit(this::evictTask);
+        while (!stopping && evictionFailure == null) {
+            int tasks = evictionTasks.get();
+            if (tasks >= Evictors.TASKS_PER_CACHE) {
+                return;
+            }
+            if (evictionTasks.compareAndSet(tasks, tasks + 1)) {
+                Evictors.submit(this::evictTask);
+                return;
+            }
+        }
+    }
+
+    /** As {@link #requestEviction}, for another member of a shared budget, which does not hold this cache's lock. */
+    void requestEvictionFromOutside() {
+        requestEviction();
+    }
+
+    /** Whether an eviction task of this cache is queued or running. */
+    boolean evicting() {
+        return evictionTasks.get() > 0;
+    }
+
+    /** Wakes writers waiting for room, if the lock is free now (they look again every 10 ms anyway). */
+    void signalRoom() {
+        if (lock.tryLock()) {
+            try {
+                roomMade.signalAll();
+            } finally {
+                lock.unlock();
+            }
         }
     }
 
     /**
-     * The eviction task, on a shared evictor thread: while the cache is over budget, drops clean
+     * The eviction task, on a shared evictor thread: while the cache is over its eviction target, drops clean
      * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
      * serialized, compressed and written outside the lock; it leaves the cache only if nobody
      * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work left it queues itself
      * again, behind other caches' tasks. When nothing can be evicted now (everything pinned, or
-     * only roots left below the hard limit) it ends; a writer still short of room asks again.
+     * only roots left below the budget) it ends; a writer still short of room asks again.
      */
     private void evictTask() {
         boolean yielded = false;
@@ -424,7 +460,7 @@ public final class NodeCache {
             evictionFailure = e instanceof RuntimeException ? (RuntimeException) e
                     : new IllegalStateException("the evictor failed: " + e, e);
         } finally {
-            evictionTasks--;
+            evictionTasks.decrementAndGet();
             roomMade.signalAll();
             if (yielded) {
                 requestEviction();
@@ -433,18 +469,18 @@ public final class NodeCache {
         }
     }
 
-    /** Evicts while over budget; returns true if it stopped only because its time slice ended. Lock held. */
+    /** Evicts while over the eviction target; returns true if it stopped only because its time slice ended. Lock held. */
     private boolean evictForAWhile() {
         long start = System.nanoTime();
-        while (!stopping && evictionFailure == null && heldBytes() > budgetBytes) {
+        while (!stopping && evictionFailure == null && budget.shouldEvict(this, budget.heldBytes())) {
             if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
                 return true;
             }
-            // Writers wait past the hard limit: free memory at once where a clean entry allows.
+            // Writers wait past the budget: free memory at once where a clean entry allows.
             // Roots are written back only then: a root that writers append to is changed again
             // before its write-back ends, so it stays in memory anyway, and writers wait while it
             // is serialized (up to 80 ms per batch in a 30 M-row iiBench).
-            boolean overHardLimit = heldBytes() > hardLimitBytes;
+            boolean overHardLimit = budget.heldBytes() > budget.capBytes();
             CacheEntry victim = overHardLimit ? ring.nextCleanVictim() : null;
             if (victim == null) {
                 victim = ring.nextVictim(overHardLimit);
@@ -735,7 +771,7 @@ public final class NodeCache {
             stopping = true;
             roomMade.signalAll();
             // A task queued or running sees the flag and ends (a write in progress finishes first).
-            while (evictionTasks > 0) {
+            while (evictionTasks.get() > 0) {
                 roomMade.awaitUninterruptibly();
             }
             for (CacheEntry e : ring) {
@@ -748,13 +784,14 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
+        budget.leave(this);
     }
 
     /** Counters for tests and statistics. */
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes.get(), budgetBytes, misses.get(), evictions, writeBacks);
+            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions, writeBacks);
         } finally {
             lock.unlock();
         }

@@ -14,8 +14,10 @@ import java.util.List;
  * fell from 1,484 to 152). A kept buffer stays in the pool's count, so the caches' budgets still
  * see it ({@link NodeMemory#footprint}); hence few are kept.
  *
- * <p>At most {@link #MAX_KEPT} buffers and {@link #MAX_KEPT_BYTES} bytes are kept, process-wide.
- * Thread-safe.
+ * <p>At most {@link #MAX_KEPT} buffers and {@link #MAX_KEPT_BYTES} bytes are kept, process-wide,
+ * and no more than an eighth of the node memory in use: kept buffers count against the budgets,
+ * and with 12 MiB kept two environments sharing a 24 MiB budget held 3 MiB of nodes between
+ * them. Thread-safe.
  */
 final class HugeBuffers {
     /** Huge sizes are rounded up to this, so that buffers of one node size serve each other. */
@@ -55,9 +57,12 @@ final class HugeBuffers {
         return buf.clear();
     }
 
-    /** Keeps {@code buf} for reuse if there is room; returns false if the caller must release it. */
-    synchronized boolean keep(ByteBuf buf) {
-        if (kept.size() >= MAX_KEPT || keptBytes + buf.capacity() > MAX_KEPT_BYTES) {
+    /**
+     * Keeps {@code buf} for reuse if there is room, with {@code inUse} bytes of node memory held in
+     * the process; returns false if the caller must release it.
+     */
+    synchronized boolean keep(ByteBuf buf, long inUse) {
+        if (kept.size() >= MAX_KEPT || keptBytes + buf.capacity() > Math.min(MAX_KEPT_BYTES, inUse / 8)) {
             return false;
         }
         kept.add(buf);

@@ -68,6 +68,11 @@ public final class NodeMemory {
         return used.get() + overheadShare;
     }
 
+    /** Bytes held by the buffers of every instance in the process. */
+    static long allUsed() {
+        return ALL_USED.get();
+    }
+
     /** Bytes of direct memory the pool holds for every environment of the process, chunks included. */
     public static long poolBytes() {
         return POOL.metric().usedDirectMemory();
@@ -133,7 +138,8 @@ public final class NodeMemory {
         if (buf != null) {
             used.addAndGet(-buf.capacity());
             ALL_USED.addAndGet(-buf.capacity());
-            if (buf.capacity() <= CHUNK_SIZE || buf.refCnt() != 1 || !HUGE.keep(buf)) {
+            NativeHeapTrimmer.released(buf.capacity());
+            if (buf.capacity() <= CHUNK_SIZE || buf.refCnt() != 1 || !HUGE.keep(buf, ALL_USED.get())) {
                 buf.release();
             }
         }

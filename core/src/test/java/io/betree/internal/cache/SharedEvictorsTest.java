@@ -93,7 +93,7 @@ class SharedEvictorsTest {
         for (int c = 0; c < CACHES; c++) {
             NodeCache.Stats s = caches.get(c).stats();
             assertTrue(s.writeBacks() > 0, "cache " + c + " wrote back dirty blocks: " + s);
-            assertTrue(s.bytes() <= 20L * BLOCK_BYTES * 5 / 4 + BLOCK_BYTES, "cache " + c + " over its limit: " + s);
+            assertTrue(s.bytes() <= 20L * BLOCK_BYTES + BLOCK_BYTES, "cache " + c + " over its limit: " + s);
         }
         for (int c = 0; c < CACHES; c++) {
             NodeCache cache = caches.get(c);

@@ -1,6 +1,7 @@
 package io.betree.internal.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -46,7 +47,7 @@ class HugeBuffersTest {
         HugeBuffers huge = new HugeBuffers();
         ByteBuf buf = Unpooled.directBuffer(8 << 20, 8 << 20);
         try {
-            assertTrue(huge.keep(buf));
+            assertTrue(huge.keep(buf, 1L << 30));
             assertNull(huge.take(2 << 20), "a quarter of the buffer would waste the rest");
             assertNull(huge.take((8 << 20) + 1));
             buf.writeLong(42);
@@ -68,7 +69,7 @@ class HugeBuffersTest {
             for (int i = 0; i < 20; i++) {
                 ByteBuf b = Unpooled.directBuffer(1 << 20, 1 << 20);
                 bufs.add(b);
-                if (huge.keep(b)) {
+                if (huge.keep(b, 1L << 30)) {
                     kept++;
                 }
             }
@@ -77,6 +78,18 @@ class HugeBuffersTest {
             assertNotNull(again);
         } finally {
             bufs.forEach(ByteBuf::release);
+        }
+    }
+
+    @Test
+    void keptBuffersStayWithinAnEighthOfTheMemoryInUse() {
+        HugeBuffers huge = new HugeBuffers();
+        ByteBuf buf = Unpooled.directBuffer(1 << 20, 1 << 20);
+        try {
+            assertFalse(huge.keep(buf, 4L << 20), "1 MiB is over an eighth of 4 MiB in use");
+            assertTrue(huge.keep(buf, 8L << 20));
+        } finally {
+            buf.release();
         }
     }
 }

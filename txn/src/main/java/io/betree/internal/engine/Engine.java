@@ -76,13 +76,20 @@ public final class Engine implements AutoCloseable {
         this.file = file;
         this.log = log;
         this.memory = new NodeMemory();
-        this.cache = new NodeCache(new BlockFileBacking(file, memory), memory, settings.cacheBytes());
-        this.txns = new TransactionManager(log, catalog.lastTs(), this::failed);
-        this.indexes = new IndexRegistry(cache, file, txns, this::failed, catalog.nextIndexId());
-        for (Catalog.Entry e : catalog.entries()) {
-            indexes.open(e);
+        this.cache = settings.sharedBudget() != null
+                ? new NodeCache(new BlockFileBacking(file, memory), memory, settings.sharedBudget())
+                : new NodeCache(new BlockFileBacking(file, memory), memory, settings.cacheBytes());
+        try {
+            this.txns = new TransactionManager(log, catalog.lastTs(), this::failed);
+            this.indexes = new IndexRegistry(cache, file, txns, this::failed, catalog.nextIndexId());
+            for (Catalog.Entry e : catalog.entries()) {
+                indexes.open(e);
+            }
+            this.checkpoints = new CheckpointCoordinator(directory, file, cache, log, txns, indexes);
+        } catch (RuntimeException | Error e) {
+            cache.releaseAll(); // its memory, and its place in a shared budget
+            throw e;
         }
-        this.checkpoints = new CheckpointCoordinator(directory, file, cache, log, txns, indexes);
     }
 
     /**

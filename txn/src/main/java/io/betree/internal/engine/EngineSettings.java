@@ -1,5 +1,6 @@
 package io.betree.internal.engine;
 
+import io.betree.internal.cache.CacheBudget;
 import java.time.Duration;
 
 /**
@@ -10,7 +11,15 @@ import java.time.Duration;
  * @param periodicSync how often the log is synced in the background, or {@code null} for never
  * @param checkpointInterval how often a checkpoint runs in the background; zero for never
  * @param logSegmentBytes the size at which the log starts a new segment file
+ * @param sharedBudget the budget the node cache shares with other engines' caches, or {@code null}
+ *     for one of {@code cacheBytes} of its own
  */
 public record EngineSettings(long cacheBytes, boolean syncEveryCommit, Duration periodicSync,
-        Duration checkpointInterval, long logSegmentBytes) {
+        Duration checkpointInterval, long logSegmentBytes, CacheBudget sharedBudget) {
+
+    /** Settings with a cache budget of the engine's own. */
+    public EngineSettings(long cacheBytes, boolean syncEveryCommit, Duration periodicSync, Duration checkpointInterval,
+            long logSegmentBytes) {
+        this(cacheBytes, syncEveryCommit, periodicSync, checkpointInterval, logSegmentBytes, null);
+    }
 }
