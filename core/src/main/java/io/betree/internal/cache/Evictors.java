@@ -29,7 +29,7 @@ final class Evictors {
 
     static {
         EVICTORS = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> EngineThreads.newDaemon(r, "betree-evictor"));
+                r -> EngineThreads.newDaemonAllocatingIndirectly(r, "betree-evictor"));
         EVICTORS.allowCoreThreadTimeOut(true);
     }
 

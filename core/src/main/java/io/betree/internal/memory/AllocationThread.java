@@ -8,19 +8,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The thread that takes buffers larger than a pool chunk from the pool for every caller. Each is a
- * C allocation of its own, and the C allocator behind direct memory (glibc's malloc) gives each
- * thread that allocates while others do an arena of its own, up to eight per core, keeping what is
- * freed in the arena it came from: made on many threads, buffers of many sizes left the arenas
- * holding far more than the pool (see {@link NodeMemory#allocate}). Made here, they come from one
- * arena whichever thread frees them.
+ * Two threads that take memory from the pool for the callers' threads: one for buffers within a
+ * pool chunk, one for larger ones. The C allocator behind direct memory (glibc's malloc) gives
+ * each thread that allocates while others do an arena of its own, up to eight per core, and keeps
+ * what is freed in the arena it came from: with 16 writer threads each growing root buffers, a
+ * process with a 128 MiB cache held about 240 MiB of freed memory (resident 690 MiB against
+ * 447 MiB when one thread allocated). Allocations made here come from two arenas at most,
+ * whichever thread frees them later. The engine's own threads are few and allocate directly,
+ * except buffers larger than a pool chunk (see {@link NodeMemory#allocate}).
  *
- * <p>Under a process memory cap such an allocation took 5-40 ms at times (about 470 times in a
- * 28 M-row iiBench with a 64 MiB cache, nearly all of them 2-6 MiB buffers); smaller buffers are
- * therefore not made here, so that they never queue behind one. The thread is started on demand
- * and ends after a minute idle.
+ * <p>A buffer larger than a chunk is a C allocation of its own, which under a process memory cap
+ * took 5-40 ms at times (about 470 times in a 28 M-row iiBench with a 64 MiB cache, nearly all of
+ * them 2-6 MiB buffers); with one thread for all sizes, requests for small buffers, a writer's
+ * among them, queued behind those, 880 of them for 5 ms or more. Hence a thread of their own.
+ * Each thread is started on demand and ends after a minute idle.
  */
 final class AllocationThread {
+    private static final ThreadPoolExecutor SMALL = executor("betree-allocator");
     private static final ThreadPoolExecutor HUGE = executor("betree-allocator-huge");
 
     private AllocationThread() {
@@ -33,13 +37,18 @@ final class AllocationThread {
         return e;
     }
 
-    /**
-     * Runs {@code allocation}, of a buffer larger than a pool chunk, on the allocation thread and
-     * returns its result, or throws what it threw. Waits without giving up on an interrupt (the
-     * memory would be lost), which it then passes on by setting the caller's interrupt flag again.
-     */
+    /** As {@link #allocate}, for a buffer larger than a pool chunk, on the thread for those. */
     static <T> T allocateHuge(Supplier<T> allocation) {
         return run(HUGE, allocation);
+    }
+
+    /**
+     * Runs {@code allocation} on the allocation thread and returns its result, or throws what it
+     * threw. Waits without giving up on an interrupt (the memory would be lost), which it then
+     * passes on by setting the caller's interrupt flag again.
+     */
+    static <T> T allocate(Supplier<T> allocation) {
+        return run(SMALL, allocation);
     }
 
     private static <T> T run(ThreadPoolExecutor thread, Supplier<T> allocation) {

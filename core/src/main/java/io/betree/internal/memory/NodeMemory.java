@@ -79,16 +79,13 @@ public final class NodeMemory {
     }
 
     /**
-     * A direct buffer with room for {@code capacity} bytes, writer index 0. A buffer larger than a
-     * pool chunk is a C allocation of its own, of any size: it is made on the allocation thread
-     * ({@link AllocationThread}), rounded up in size, and may be one freed before
-     * ({@link HugeBuffers}); made on the engine's threads, each in the C allocator's arena for that
-     * thread, the arenas held the freed ones' memory (resident size 300 MiB to 520 MiB in four
-     * minutes of a 64 MiB-budget iiBench load while the pool held 75 MiB). Smaller buffers come
-     * from the pool on the calling thread: a round trip to the allocation thread for each was a
-     * fifth of a cold point read (3,450 against 4,170 gets/s) and a third of a 16-writer time
-     * series (27-28 s against 18-22 s), and the memory the arenas keep of the chunks they made
-     * goes back to the OS through {@link NativeHeapTrimmer}.
+     * A direct buffer with room for {@code capacity} bytes, writer index 0. On a thread that is not
+     * the engine's own, and for a buffer larger than a chunk on any thread, the pool is asked on
+     * the allocation thread ({@link AllocationThread}): such a buffer is a C allocation of its own,
+     * of any size, and when the engine's threads made them, each in the C allocator's arena for
+     * that thread, the arenas held the freed ones' memory (resident size 300 MiB to 520 MiB in
+     * four minutes of a 64 MiB-budget iiBench load while the pool held 75 MiB). A buffer larger
+     * than a chunk is rounded up in size and may be one freed before ({@link HugeBuffers}).
      */
     public ByteBuf allocate(int capacity) {
         int size = Math.max(capacity, 16);
@@ -101,7 +98,8 @@ public final class NodeMemory {
             }
         } else {
             // A fixed maximum capacity: a buffer that grew on its own would make the count wrong.
-            buf = POOL.directBuffer(size, size);
+            buf = EngineThreads.allocatesDirectly() ? POOL.directBuffer(size, size)
+                    : AllocationThread.allocate(() -> POOL.directBuffer(size, size));
         }
         used.addAndGet(buf.capacity());
         ALL_USED.addAndGet(buf.capacity());

@@ -25,7 +25,7 @@ final class FlushScheduler {
 
     static {
         FLUSHERS = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            return EngineThreads.newDaemon(r, "betree-flusher");
+            return EngineThreads.newDaemonAllocatingIndirectly(r, "betree-flusher");
         });
         FLUSHERS.allowCoreThreadTimeOut(true);
     }

@@ -1,42 +1,52 @@
 package io.betree.internal.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Buffers larger than a pool chunk are made on the allocation thread, smaller ones on the caller's:
- * results and failures come back to the caller, and an interrupt loses neither the memory nor the
- * caller's interrupt flag.
+ * Allocations on callers' threads go through the allocation threads: results and failures come
+ * back to the caller, and an interrupt loses neither the memory nor the caller's interrupt flag.
  */
 class AllocationThreadTest {
     @Test
-    void buffersLargerThanAChunkAreMadeOnTheAllocationThread() {
+    void aCallersAllocationIsMadeOnTheAllocationThread() {
+        assertFalse(EngineThreads.allocatesDirectly());
         String[] where = new String[1];
-        AllocationThread.allocateHuge(() -> where[0] = Thread.currentThread().getName());
-        assertEquals("betree-allocator-huge", where[0]);
+        AllocationThread.allocate(() -> where[0] = Thread.currentThread().getName());
+        assertEquals("betree-allocator", where[0]);
         NodeMemory memory = new NodeMemory();
-        ByteBuf small = memory.allocate(256 << 10); // within a pool chunk: exactly its size
-        assertEquals(256 << 10, small.capacity());
-        ByteBuf huge = memory.allocate(3 << 20);
-        assertTrue(huge.capacity() >= 3 << 20);
-        assertEquals(small.capacity() + huge.capacity(), memory.used());
-        memory.release(small);
-        memory.release(huge);
+        // Within a pool chunk: larger buffers may be kept ones of a larger size (HugeBuffers).
+        ByteBuf buf = memory.allocate(256 << 10);
+        assertEquals(256 << 10, buf.capacity());
+        assertEquals(256 << 10, memory.used());
+        memory.release(buf);
         assertEquals(0, memory.used());
+    }
+
+    @Test
+    void buffersLargerThanAChunkHaveAThreadOfTheirOwn() {
+        String[] where = new String[2];
+        AllocationThread.allocateHuge(() -> where[0] = Thread.currentThread().getName());
+        AllocationThread.allocate(() -> where[1] = Thread.currentThread().getName());
+        assertEquals("betree-allocator-huge", where[0]);
+        assertEquals("betree-allocator", where[1]);
     }
 
     @Test
     void failuresReachTheCaller() {
         IllegalStateException thrown = new IllegalStateException("no room");
-        assertSame(thrown, assertThrows(IllegalStateException.class, () -> AllocationThread.allocateHuge(() -> {
+        assertSame(thrown, assertThrows(IllegalStateException.class, () -> AllocationThread.allocate(() -> {
             throw thrown;
         })));
-        assertThrows(OutOfMemoryError.class, () -> AllocationThread.allocateHuge(() -> {
+        assertThrows(OutOfMemoryError.class, () -> AllocationThread.allocate(() -> {
             throw new OutOfMemoryError("direct buffer memory");
         }));
     }
@@ -56,9 +66,12 @@ class AllocationThreadTest {
     }
 
     @Test
-    void theEnginesOwnThreadsAreDaemons() {
-        Thread t = EngineThreads.newDaemon(() -> { }, "test-engine");
+    void theEnginesOwnThreadsAreDaemonsItKnows() throws Exception {
+        CompletableFuture<Boolean> onEngine = new CompletableFuture<>();
+        Thread t = EngineThreads.newDaemon(() -> onEngine.complete(EngineThreads.allocatesDirectly()), "test-engine");
         assertTrue(t.isDaemon());
-        assertEquals("test-engine", t.getName());
+        t.start();
+        assertTrue(onEngine.get(10, TimeUnit.SECONDS));
+        t.join();
     }
 }
