@@ -28,17 +28,17 @@ import javax.management.ObjectName;
  * it runs only when the memory kept has grown: after every {@link #CHECK_EVERY_BYTES} of node
  * memory released (at most once per {@link #MIN_INTERVAL_NANOS}) a thread of its own compares
  * the resident size, less the Java heap and the node pool, with the same figure after the last
- * trim, and trims once it has grown by an eighth of the node memory in use (at least
+ * trim, and trims once it has grown by a sixteenth of the node memory in use (at least
  * {@link #MIN_KEPT_BYTES}). Where the command does not exist or fails (another C library, an
  * older JDK, no {@code /proc}), trimming stops for the life of the process. Thread-safe.
  */
 public final class NativeHeapTrimmer {
     /** Node memory released between two looks at the resident size. */
-    static final long CHECK_EVERY_BYTES = 16L << 20;
+    static final long CHECK_EVERY_BYTES = 8L << 20;
     /** Looks at most this often. */
-    static final long MIN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    static final long MIN_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /** Memory kept by the C allocator that never warrants a trim. */
-    static final long MIN_KEPT_BYTES = 8L << 20;
+    static final long MIN_KEPT_BYTES = 4L << 20;
 
     private static final AtomicLong RELEASED = new AtomicLong();
     private static final AtomicBoolean QUEUED = new AtomicBoolean();
@@ -89,7 +89,7 @@ public final class NativeHeapTrimmer {
                 available = false;
             } else if (baseline == Long.MIN_VALUE) {
                 baseline = kept;
-            } else if (kept - baseline >= Math.max(MIN_KEPT_BYTES, NodeMemory.allUsed() / 8) && trimNow()) {
+            } else if (kept - baseline >= Math.max(MIN_KEPT_BYTES, NodeMemory.allUsed() / 16) && trimNow()) {
                 baseline = keptBeyondHeapAndPool();
             }
         } catch (InterruptedException e) {
