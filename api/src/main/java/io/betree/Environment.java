@@ -96,7 +96,7 @@ public final class Environment implements AutoCloseable {
             throw new IllegalArgumentException("cacheBytes of " + (cacheBytes >> 20) + " MiB needs "
                     + (needed >> 20) + " MiB of direct memory but the JVM allows " + (limit >> 20)
                     + " MiB; start the JVM with -XX:MaxDirectMemorySize=" + ((needed + (1 << 20) - 1) >> 20)
-                    + "m (on JDK 24+ -Dio.netty.maxDirectMemory=0 also works) or choose a smaller cache");
+                    + "m, run on JDK 22+ (where node memory needs no flag) or choose a smaller cache");
         }
     }
 

@@ -56,9 +56,9 @@ public final class EnvironmentOptions {
     /**
      * The byte budget of the off-heap node cache, shared by every index of the environment: a cap,
      * not a target (the evictor works from a little below it; writers wait past it). Nodes
-     * live outside the Java heap, so this may exceed {@code -Xmx}; on JDK 17-23 the JVM's direct
-     * memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap size) must then be raised,
-     * see the README.
+     * live outside the Java heap, so this may exceed {@code -Xmx}: on JDK 22+ with no JVM option;
+     * on JDK 17-21 the JVM's direct memory limit ({@code -XX:MaxDirectMemorySize}, by default the
+     * heap size) must then be raised, see the README.
      *
      * @throws IllegalArgumentException if below {@link #MIN_CACHE_BYTES}
      */

@@ -1,0 +1,387 @@
+package io.betree.internal.memory;
+
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.UnpooledDirectByteBuf;
+import java.nio.ByteBuffer;
+
+/**
+ * A pool of node buffers carved from native regions that a {@link Source} provides: on JDK 22+
+ * {@code java.lang.foreign} arenas ({@link ForeignMemory}), which Netty's pool cannot draw on. It
+ * has the shape of the Netty pool it stands in for, whose figures were measured: regions of 512 KiB
+ * (chunks) in 64 pages of 8 KiB; a buffer of up to half a page takes a power-of-two slot in a page
+ * shared with buffers of its size, a larger one a run of whole pages, and one larger than a chunk a
+ * region of its own.
+ *
+ * <p>A chunk goes back to its source once its last buffer is freed, except one kept empty against
+ * a burst. A run is taken from the chunk whose longest free run is the shortest that fits, so that
+ * buffers crowd into few chunks and the others empty out; a page of slots goes back to its chunk
+ * once empty (taking it again is a few bit operations; a kept one could hold a chunk alone).
+ *
+ * <p>Thread-safe: one lock, held for a few dozen bit operations (and for the taking of a chunk
+ * from the source). Buffers return to the pool when their reference count reaches zero.
+ */
+final class SegmentPool {
+    /** Where regions come from. */
+    interface Source {
+        /** A region of {@code bytes} bytes, zeroed; throws {@link OutOfMemoryError} if there is none. */
+        Region allocate(int bytes);
+
+        /** Gives back a region this source made; its buffer must not be used again. */
+        void free(Region region);
+    }
+
+    /** A region of native memory and what its source needs to free it. */
+    record Region(ByteBuffer buffer, Object handle) {
+    }
+
+    static final int PAGE_SIZE = 8192;
+    static final int PAGES = 64;
+    static final int CHUNK_SIZE = PAGE_SIZE * PAGES;
+    /** The smallest slot; slots double up to half a page. */
+    static final int MIN_SLOT = 64;
+    private static final int MAX_SLOT = PAGE_SIZE / 2;
+    private static final int SLOT_CLASSES = Integer.numberOfTrailingZeros(MAX_SLOT / MIN_SLOT) + 1;
+
+    private final Source source;
+    /** Chunks with a free page, by the length of their longest free run: heads of linked lists. */
+    private final Chunk[] byLongestFreeRun = new Chunk[PAGES + 1];
+    /** For each slot size, the pages of slots with room: heads of linked lists. */
+    private final SlotPage[] withRoom = new SlotPage[SLOT_CLASSES];
+    /** An empty chunk kept for the next request, or null. */
+    private Chunk spare;
+    /** Bytes of every chunk and huge region held from the source. */
+    private long heldBytes;
+
+    SegmentPool(Source source) {
+        this.source = source;
+    }
+
+    /** Bytes this pool holds from its source: chunks, used or not, and huge regions. */
+    synchronized long heldBytes() {
+        return heldBytes;
+    }
+
+    /**
+     * A buffer of exactly {@code capacity} bytes (its maximum too), writer index 0, contents
+     * undefined; released through its reference count.
+     */
+    ByteBuf allocate(int capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("capacity " + capacity);
+        }
+        if (capacity > CHUNK_SIZE) {
+            Region region = source.allocate(capacity);
+            synchronized (this) {
+                heldBytes += capacity;
+            }
+            return LeakTracking.track(new PooledBuf(region.buffer(), capacity, null, 0, 0, null, 0, region));
+        }
+        synchronized (this) {
+            if (capacity <= MAX_SLOT) {
+                return takeSlot(capacity);
+            }
+            int pages = (capacity + PAGE_SIZE - 1) / PAGE_SIZE;
+            Chunk chunk = chunkWithRun(pages);
+            int first = takeRun(chunk, pages);
+            return LeakTracking.track(
+                    new PooledBuf(chunk.region.buffer(), capacity, chunk, first * PAGE_SIZE, pages, null, 0, null));
+        }
+    }
+
+    // ---- runs of pages ----
+
+    private Chunk chunkWithRun(int pages) {
+        for (int run = pages; run <= PAGES; run++) {
+            if (byLongestFreeRun[run] != null) {
+                return byLongestFreeRun[run];
+            }
+        }
+        Chunk chunk = spare;
+        spare = null;
+        if (chunk == null) {
+            chunk = new Chunk(source.allocate(CHUNK_SIZE));
+            heldBytes += CHUNK_SIZE;
+        }
+        link(chunk);
+        return chunk;
+    }
+
+    /** Marks the first run of {@code pages} free pages in {@code chunk} used; returns its first page. */
+    private int takeRun(Chunk chunk, int pages) {
+        long free = ~chunk.usedPages;
+        long starts = free;
+        for (int i = 1; i < pages; i++) {
+            starts &= free >>> i;
+        }
+        int first = Long.numberOfTrailingZeros(starts);
+        unlink(chunk);
+        chunk.usedPages |= runMask(first, pages);
+        chunk.longestFreeRun = longestRunOfZeros(chunk.usedPages);
+        link(chunk);
+        return first;
+    }
+
+    private void freeRun(Chunk chunk, int first, int pages) {
+        unlink(chunk);
+        chunk.usedPages &= ~runMask(first, pages);
+        chunk.longestFreeRun = longestRunOfZeros(chunk.usedPages);
+        if (chunk.usedPages != 0) {
+            link(chunk);
+        } else if (spare == null) {
+            spare = chunk;
+        } else {
+            heldBytes -= CHUNK_SIZE;
+            source.free(chunk.region);
+        }
+    }
+
+    private static long runMask(int first, int pages) {
+        return pages == 64 ? -1L : ((1L << pages) - 1) << first;
+    }
+
+    /** The length of the longest run of clear bits in {@code bits}. */
+    static int longestRunOfZeros(long bits) {
+        long runs = ~bits;
+        int length = 0;
+        while (runs != 0) {
+            runs &= runs >>> 1; // each round shortens every run of set bits by one
+            length++;
+        }
+        return length;
+    }
+
+    private void link(Chunk chunk) {
+        if (chunk.longestFreeRun == 0) {
+            return; // full: found again when a buffer in it is freed
+        }
+        Chunk head = byLongestFreeRun[chunk.longestFreeRun];
+        chunk.prev = null;
+        chunk.next = head;
+        if (head != null) {
+            head.prev = chunk;
+        }
+        byLongestFreeRun[chunk.longestFreeRun] = chunk;
+        chunk.linked = true;
+    }
+
+    private void unlink(Chunk chunk) {
+        if (!chunk.linked) {
+            return;
+        }
+        if (chunk.prev != null) {
+            chunk.prev.next = chunk.next;
+        } else {
+            byLongestFreeRun[chunk.longestFreeRun] = chunk.next;
+        }
+        if (chunk.next != null) {
+            chunk.next.prev = chunk.prev;
+        }
+        chunk.prev = null;
+        chunk.next = null;
+        chunk.linked = false;
+    }
+
+    // ---- slots within a page ----
+
+    private static int slotClass(int capacity) {
+        int slot = Math.max(MIN_SLOT, Integer.highestOneBit(capacity - 1) << 1);
+        return Integer.numberOfTrailingZeros(slot / MIN_SLOT);
+    }
+
+    private ByteBuf takeSlot(int capacity) {
+        int cls = slotClass(capacity);
+        SlotPage page = withRoom[cls];
+        if (page == null) {
+            Chunk chunk = chunkWithRun(1);
+            page = new SlotPage(chunk, takeRun(chunk, 1), MIN_SLOT << cls, cls);
+            page.linkInto(withRoom);
+        }
+        int slot = page.take();
+        if (page.free == 0) {
+            page.unlinkFrom(withRoom);
+        }
+        return LeakTracking.track(new PooledBuf(page.chunk.region.buffer(), capacity, page.chunk,
+                page.page * PAGE_SIZE + slot * page.slotSize, 0, page, slot, null));
+    }
+
+    private void freeSlot(SlotPage page, int slot) {
+        page.give(slot);
+        if (page.free == 1) {
+            page.linkInto(withRoom);
+        }
+        if (page.free == page.slots) {
+            page.unlinkFrom(withRoom);
+            freeRun(page.chunk, page.page, 1);
+        }
+    }
+
+    private void giveBack(PooledBuf buf) {
+        if (buf.huge != null) {
+            synchronized (this) {
+                heldBytes -= buf.capacityAtStart;
+            }
+            source.free(buf.huge);
+            return;
+        }
+        synchronized (this) {
+            if (buf.slotPage != null) {
+                freeSlot(buf.slotPage, buf.slot);
+            } else {
+                freeRun(buf.chunk, buf.offset / PAGE_SIZE, buf.pages);
+            }
+        }
+    }
+
+    /** A region of 64 pages; guarded by the pool's lock. */
+    private static final class Chunk {
+        final Region region;
+        long usedPages;
+        int longestFreeRun = PAGES;
+        boolean linked;
+        Chunk prev;
+        Chunk next;
+
+        Chunk(Region region) {
+            this.region = region;
+        }
+    }
+
+    /** One page cut into slots of one size; guarded by the pool's lock. */
+    private static final class SlotPage {
+        final Chunk chunk;
+        final int page;
+        final int slotSize;
+        final int cls;
+        final int slots;
+        final long[] used;
+        int free;
+        boolean linked;
+        SlotPage prev;
+        SlotPage next;
+
+        SlotPage(Chunk chunk, int page, int slotSize, int cls) {
+            this.chunk = chunk;
+            this.page = page;
+            this.slotSize = slotSize;
+            this.cls = cls;
+            this.slots = PAGE_SIZE / slotSize;
+            this.used = new long[(slots + 63) / 64];
+            if (slots < 64) {
+                used[0] = -1L << slots; // bits past the last slot never free
+            }
+            this.free = slots;
+        }
+
+        int take() {
+            for (int w = 0; w < used.length; w++) {
+                if (used[w] != -1L) {
+                    int bit = Long.numberOfTrailingZeros(~used[w]);
+                    used[w] |= 1L << bit;
+                    free--;
+                    return w * 64 + bit;
+                }
+            }
+            throw new IllegalStateException("no free slot in a page listed as having one");
+        }
+
+        void give(int slot) {
+            long bit = 1L << (slot & 63);
+            if ((used[slot >>> 6] & bit) == 0) {
+                throw new IllegalStateException("slot " + slot + " freed twice");
+            }
+            used[slot >>> 6] &= ~bit;
+            free++;
+        }
+
+        void linkInto(SlotPage[] heads) {
+            prev = null;
+            next = heads[cls];
+            if (next != null) {
+                next.prev = this;
+            }
+            heads[cls] = this;
+            linked = true;
+        }
+
+        void unlinkFrom(SlotPage[] heads) {
+            if (!linked) {
+                return;
+            }
+            if (prev != null) {
+                prev.next = next;
+            } else {
+                heads[cls] = next;
+            }
+            if (next != null) {
+                next.prev = prev;
+            }
+            prev = null;
+            next = null;
+            linked = false;
+        }
+    }
+
+    /** A buffer over part of a chunk, or over a huge region, that returns it to the pool when released. */
+    private final class PooledBuf extends UnpooledDirectByteBuf {
+        final Chunk chunk;
+        final int offset;
+        final int pages;
+        final SlotPage slotPage;
+        final Region huge;
+        final int capacityAtStart;
+        final int slot;
+
+        PooledBuf(ByteBuffer whole, int capacity, Chunk chunk, int offset, int pages, SlotPage slotPage, int slot,
+                Region huge) {
+            super(UnpooledByteBufAllocator.DEFAULT, whole.duplicate().limit(offset + capacity).position(offset),
+                    capacity);
+            this.chunk = chunk;
+            this.offset = offset;
+            this.pages = pages;
+            this.slotPage = slotPage;
+            this.slot = slot;
+            this.huge = huge;
+            this.capacityAtStart = capacity;
+            clear(); // a wrapped buffer starts out readable to its end; a new one starts empty
+        }
+
+        @Override
+        protected void deallocate() {
+            super.deallocate();
+            giveBack(this);
+        }
+    }
+
+    /**
+     * Netty's leak detection for this pool's buffers, as its own pool has it: at the detection
+     * level the JVM was started with (sampled by default, every buffer at paranoid, none when
+     * disabled), a buffer dropped unreleased is reported when collected. Only the wrapping is
+     * used; this is not an allocator anyone asks for buffers.
+     */
+    private static final class LeakTracking extends AbstractByteBufAllocator {
+        private LeakTracking() {
+            super(true);
+        }
+
+        static ByteBuf track(ByteBuf buf) {
+            return toLeakAwareBuffer(buf);
+        }
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return true;
+        }
+    }
+}
