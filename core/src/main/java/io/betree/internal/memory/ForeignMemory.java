@@ -13,8 +13,7 @@ import java.nio.ByteBuffer;
  *
  * <p>The API is reached through method handles rather than from a multi-release jar: the project
  * builds on JDK 17, whose compiler does not know the final API, and a region is taken or freed
- * seldom (a pool chunk, a huge buffer), so the indirection costs nothing that shows. Setting the
- * system property {@code betree.nodeMemory=direct} keeps JDK 22+ on the JVM's direct buffers.
+ * seldom (a pool chunk, a huge buffer), so the indirection costs nothing that shows.
  *
  * <p>Thread-safe: a region may be freed from any thread.
  */
@@ -32,7 +31,7 @@ final class ForeignMemory implements SegmentPool.Source {
         MethodHandle allocate = null;
         MethodHandle asByteBuffer = null;
         MethodHandle close = null;
-        if (Runtime.version().feature() >= 22 && !"direct".equals(System.getProperty("betree.nodeMemory"))) {
+        if (Runtime.version().feature() >= 22) {
             try {
                 Class<?> arena = Class.forName("java.lang.foreign.Arena");
                 Class<?> segment = Class.forName("java.lang.foreign.MemorySegment");
@@ -52,7 +51,7 @@ final class ForeignMemory implements SegmentPool.Source {
         CLOSE = close;
     }
 
-    /** Whether this JVM offers arenas (JDK 22+) and node memory comes from them. */
+    /** Whether this JVM offers arenas (JDK 22+). */
     static boolean available() {
         return OF_SHARED != null;
     }

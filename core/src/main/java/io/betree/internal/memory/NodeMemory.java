@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Off-heap memory for nodes: pooled direct buffers from one allocator shared by every environment
  * of the process, with a byte count per environment so that the node cache can hold its budget.
- * The allocator is Netty's pool over the JVM's direct memory on JDK 17 to 21, and on JDK 22 and
- * later a pool of the same shape over {@code java.lang.foreign} arenas ({@link SegmentPool}).
+ * The allocator is {@link SegmentPool}, over {@code java.lang.foreign} arenas on JDK 22 and later
+ * and over the JVM's direct buffers before; Netty's pool on request ({@link #KIND}).
  *
  * <p>Thread-safe. Buffers handed out must be given back through {@link #release(ByteBuf)} so the
  * count stays exact; Netty's leak detector reports any buffer that is dropped instead.
@@ -35,32 +35,54 @@ public final class NodeMemory {
     private static final int CHUNK_SIZE = PAGE_SIZE << MAX_ORDER;
 
     /**
-     * On JDK 22+, the pool of the same shape that draws on {@code java.lang.foreign} arenas in
-     * place of {@link #POOL}: memory that the JVM's direct-memory limit does not count, so no JVM
-     * option is needed for any cache size. Null elsewhere.
+     * Where node memory comes from, set by the system property {@code betree.nodeMemory}:
+     * {@code arena} ({@code java.lang.foreign}, JDK 22+: no JVM limit counts it, so no JVM option is
+     * needed for any cache size), {@code direct} (the JVM's direct buffers, counted against
+     * {@code -XX:MaxDirectMemorySize}), both through {@link SegmentPool}, or {@code netty} (Netty's
+     * pool over direct buffers, {@link #POOL}). By default arenas where the JDK has them, else
+     * direct buffers.
      */
-    private static final SegmentPool SEGMENTS = ForeignMemory.available() ? segmentPool() : null;
+    static final String KIND = kind(System.getProperty("betree.nodeMemory", ""));
+
+    private static String kind(String asked) {
+        boolean arenas = ForeignMemory.available();
+        boolean direct = DirectMemory.available();
+        String kind = asked.isEmpty() ? (arenas ? "arena" : "direct") : asked;
+        return switch (kind) {
+            case "arena" -> arenas ? kind : direct ? "direct" : "netty";
+            case "direct" -> direct ? kind : "netty";
+            case "netty" -> kind;
+            default -> throw new IllegalArgumentException(
+                    "betree.nodeMemory is \"" + asked + "\"; expected arena, direct or netty");
+        };
+    }
+
+    /** The pool of {@link #KIND} arena or direct; null for netty. */
+    private static final SegmentPool SEGMENTS = switch (KIND) {
+        case "arena" -> segmentPool(new ForeignMemory());
+        case "direct" -> segmentPool(new DirectMemory());
+        default -> null;
+    };
 
     /**
-     * The arena pool, whose chunks are taken on the allocation thread (for the reason given at
-     * {@link #allocate}) while buffers within them are cut on the callers' threads: no round trip
-     * to the allocation thread for each buffer, which cost cold point reads about a sixth of their
-     * rate (3,382-3,525 gets/s against 4,052-4,288 made on the calling thread).
+     * A pool over {@code source} whose chunks are taken on the allocation thread (for the reason
+     * given at {@link #allocate}) while buffers within them are cut on the callers' threads: no
+     * round trip to the allocation thread for each buffer, which cost cold point reads about a
+     * sixth of their rate (3,382-3,525 gets/s against 4,052-4,288 made on the calling thread).
      */
-    private static SegmentPool segmentPool() {
-        ForeignMemory arenas = new ForeignMemory();
+    private static SegmentPool segmentPool(SegmentPool.Source source) {
         return new SegmentPool(new SegmentPool.Source() {
             @Override
             public SegmentPool.Region allocate(int bytes) {
                 // Huge buffers are already on their own allocation thread, as are the engine's
                 // threads that allocate directly.
-                return bytes > CHUNK_SIZE || EngineThreads.allocatesDirectly() ? arenas.allocate(bytes)
-                        : AllocationThread.allocate(() -> arenas.allocate(bytes));
+                return bytes > CHUNK_SIZE || EngineThreads.allocatesDirectly() ? source.allocate(bytes)
+                        : AllocationThread.allocate(() -> source.allocate(bytes));
             }
 
             @Override
             public void free(SegmentPool.Region region) {
-                arenas.free(region);
+                source.free(region);
             }
         });
     }
@@ -106,7 +128,7 @@ public final class NodeMemory {
         return ALL_USED.get();
     }
 
-    /** Bytes of direct memory the pool holds for every environment of the process, chunks included. */
+    /** Bytes of node memory the pool holds for every environment of the process, chunks included. */
     public static long poolBytes() {
         return SEGMENTS != null ? SEGMENTS.heldBytes() : POOL.metric().usedDirectMemory();
     }
@@ -202,13 +224,13 @@ public final class NodeMemory {
     }
 
     /**
-     * Whether node memory lies outside the JVM's direct-memory limit: on JDK 22 and later, where it
-     * comes from {@code java.lang.foreign} arenas (unless {@code -Dbetree.nodeMemory=direct}), and
-     * on JDK 24 and later with {@code -Dio.netty.maxDirectMemory=0}, where Netty allocates through
-     * memory segments that the limit does not count.
+     * Whether node memory lies outside the JVM's direct-memory limit: when it comes from
+     * {@code java.lang.foreign} arenas (JDK 22+, the default there), and with Netty's pool on JDK
+     * 24+ with {@code -Dio.netty.maxDirectMemory=0}, where Netty allocates through memory segments
+     * that the limit does not count.
      */
     public static boolean uncappedByJvm() {
-        return SEGMENTS != null
-                || Runtime.version().feature() >= 24 && "0".equals(System.getProperty("io.netty.maxDirectMemory"));
+        return KIND.equals("arena") || KIND.equals("netty") && Runtime.version().feature() >= 24
+                && "0".equals(System.getProperty("io.netty.maxDirectMemory"));
     }
 }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.IllegalReferenceCountException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -136,6 +138,25 @@ class SegmentPoolTest {
         assertEquals(63, SegmentPool.longestRunOfZeros(1L));
         assertEquals(63, SegmentPool.longestRunOfZeros(Long.MIN_VALUE));
         assertEquals(3, SegmentPool.longestRunOfZeros(~0b0111_0110L));
+    }
+
+    @Test
+    void directRegionsGoBackToTheJvmAtOnce() {
+        assertTrue(DirectMemory.available());
+        BufferPoolMXBean direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
+        long before = direct.getMemoryUsed();
+        DirectMemory memory = new DirectMemory();
+        SegmentPool.Region region = memory.allocate(8 << 20);
+        assertTrue(direct.getMemoryUsed() >= before + (8 << 20), "counted against the JVM's direct-memory limit");
+        memory.free(region);
+        assertTrue(direct.getMemoryUsed() < before + (8 << 20), "freed without waiting for a collection: "
+                + before + " -> " + direct.getMemoryUsed());
+    }
+
+    @Test
+    void theDefaultKindOfNodeMemoryIsArenasWhereTheJdkHasThem() {
+        assertEquals(Runtime.version().feature() >= 22 ? "arena" : "direct", NodeMemory.KIND);
     }
 
     @Test
