@@ -5,6 +5,7 @@ import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
+import io.betree.internal.memory.NativeHeapTrimmer;
 import io.betree.internal.memory.NodeMemory;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.GarbageCollectorMXBean;
@@ -158,9 +159,9 @@ public final class OffHeapWorkload {
         System.out.println("PEAK_NIO_DIRECT_BYTES " + direct.peakNio);
         System.out.println("PEAK_NETTY_DIRECT_BYTES " + direct.peakNetty);
         System.out.println("PEAK_POOL_BYTES " + direct.peakPool);
-        System.out.println("PEAK_RSS_BYTES " + peakResidentBytes());
-        System.out.println("HEAP_TRIMS " + io.betree.internal.memory.NativeHeapTrimmer.trims() + " in "
-                + io.betree.internal.memory.NativeHeapTrimmer.trimNanos() / 1_000_000 + " ms");
+        System.out.println("PEAK_RSS_BYTES " + NativeHeapTrimmer.peakResidentBytes());
+        System.out.println("HEAP_TRIMS " + NativeHeapTrimmer.trims() + " in "
+                + NativeHeapTrimmer.trimNanos() / 1_000_000 + " ms");
         long gcCount = 0;
         long gcMillis = 0;
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -228,19 +229,5 @@ public final class OffHeapWorkload {
                 }
             }
         }
-    }
-
-    /** The process's peak resident size ({@code VmHWM} in {@code /proc/self/status}), or -1. */
-    static long peakResidentBytes() {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmHWM:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
-                }
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            // Not Linux: no figure.
-        }
-        return -1;
     }
 }

@@ -110,10 +110,20 @@ public final class NativeHeapTrimmer {
     }
 
     /** The process's resident size ({@code VmRSS}), or -1 where {@code /proc} does not tell. */
-    static long residentBytes() {
+    public static long residentBytes() {
+        return statusBytes("VmRSS:");
+    }
+
+    /** The process's peak resident size ({@code VmHWM}), or -1 where {@code /proc} does not tell. */
+    public static long peakResidentBytes() {
+        return statusBytes("VmHWM:");
+    }
+
+    /** A size in {@code /proc/self/status} (given there in kB), or -1. */
+    private static long statusBytes(String field) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
+                if (line.startsWith(field)) {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
                 }
             }
