@@ -96,7 +96,10 @@ public final class Environment implements AutoCloseable {
             throw new IllegalArgumentException("cacheBytes of " + (cacheBytes >> 20) + " MiB needs "
                     + (needed >> 20) + " MiB of direct memory but the JVM allows " + (limit >> 20)
                     + " MiB; start the JVM with -XX:MaxDirectMemorySize=" + ((needed + (1 << 20) - 1) >> 20)
-                    + "m, run on JDK 22+ (where node memory needs no flag) or choose a smaller cache");
+                    + "m, " + (Runtime.version().feature() >= 22
+                            ? "leave node memory in arenas (no -Dbetree.nodeMemory), which need no flag,"
+                            : "run on JDK 22+, where node memory needs no flag,")
+                    + " or choose a smaller cache");
         }
     }
 

@@ -8,14 +8,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Two threads that take memory from the pool for the callers' threads: one for buffers within a
- * pool chunk, one for larger ones. The C allocator behind direct memory (glibc's malloc) gives
+ * Two threads that take memory for the callers' threads: one for the pool's chunks (with
+ * {@code betree.nodeMemory=netty}, for every buffer within a chunk), one for buffers larger than a
+ * chunk. The C allocator behind direct memory (glibc's malloc) gives
  * each thread that allocates while others do an arena of its own, up to eight per core, and keeps
  * what is freed in the arena it came from: with 16 writer threads each growing root buffers, a
  * process with a 128 MiB cache held about 240 MiB of freed memory (resident 690 MiB against
  * 447 MiB when one thread allocated). Allocations made here come from two arenas at most,
  * whichever thread frees them later. The engine's own threads are few and allocate directly,
- * except buffers larger than a pool chunk (see {@link NodeMemory#allocate}).
+ * except buffers larger than a pool chunk (see {@link NodeMemory#allocate}). Buffers within a chunk
+ * are cut from it on the caller's thread, which makes no C allocation.
  *
  * <p>A buffer larger than a chunk is a C allocation of its own, which under a process memory cap
  * took 5-40 ms at times (about 470 times in a 28 M-row iiBench with a 64 MiB cache, nearly all of

@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
  * Regions for {@link SegmentPool} from the JVM's direct buffers, for JDKs before 22: counted
  * against {@code -XX:MaxDirectMemorySize} like any direct buffer, and freed the moment the pool lets
  * them go through the buffer's cleaner ({@code sun.misc.Unsafe.invokeCleaner}, in the
- * {@code jdk.unsupported} module every JDK has), not when a collection finds them.
+ * {@code jdk.unsupported} module every JDK has), not when a collection finds them. From JDK 24 on,
+ * where arenas are the default, that call may print a warning that it is deprecated.
  *
  * <p>Thread-safe.
  */
@@ -22,10 +23,13 @@ final class DirectMemory implements SegmentPool.Source {
             Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
             Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
             theUnsafe.setAccessible(true);
-            return MethodHandles.publicLookup()
+            MethodHandle handle = MethodHandles.publicLookup()
                     .findVirtual(unsafeClass, "invokeCleaner", MethodType.methodType(void.class, ByteBuffer.class))
                     .bindTo(theUnsafe.get(null));
-        } catch (ReflectiveOperationException | RuntimeException e) {
+            // Tried once: a JVM may refuse it at the call (a future one, or one told to deny Unsafe).
+            handle.invokeExact(ByteBuffer.allocateDirect(1));
+            return handle;
+        } catch (Throwable e) {
             return null; // no way to free a direct buffer at once: Netty's pool is used instead
         }
     }

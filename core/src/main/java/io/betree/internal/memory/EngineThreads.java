@@ -19,9 +19,10 @@ public final class EngineThreads {
     }
 
     /**
-     * As {@link #newDaemon}, for a thread that allocates node memory through the allocation thread,
-     * as callers' threads do: the flushers allocate most of the engine's buffers, and each thread
-     * that allocates directly gets an arena of the C allocator that keeps what it frees. With two
+     * As {@link #newDaemon}, for a thread whose C allocations for node memory (the pool's chunks)
+     * go through the allocation thread, as callers' threads do: the flushers allocate most of the
+     * engine's buffers, and each thread that allocates directly gets an arena of the C allocator
+     * that keeps what it frees. With two
      * flushers allocating directly, 16 time-series writers under a 512 MiB process cap (128 MiB
      * cache) were killed twice in two runs; through the allocation thread they peaked at 441 MiB.
      */

@@ -21,8 +21,9 @@ public final class NodeMemory {
     private static final int MAX_ORDER = 6;
 
     /**
-     * One pool per process: chunks are shared, so many small environments do not each hold chunks.
-     * No per-thread caches: they would keep memory for threads that are gone (an environment's
+     * Netty's pool, used with {@code betree.nodeMemory=netty} only ({@link #SEGMENTS} otherwise,
+     * which has the same shape). One pool per process: chunks are shared, so many small
+     * environments do not each hold chunks. No per-thread caches: they would keep memory for threads that are gone (an environment's
      * evictor after close), and nodes are large enough that the arenas serve them well. Chunks are
      * 512 KiB (8 KiB pages, order 6): a chunk returns to the OS only when every buffer in it is
      * gone, and with 4 MiB chunks a random-insert load left the pool 2-2.5x larger than the
@@ -93,7 +94,7 @@ public final class NodeMemory {
     /** Bytes held by the buffers of every instance, to split the pool's overhead among them. */
     private static final AtomicLong ALL_USED = new AtomicLong();
 
-    /** How often the pool's footprint is re-measured (it walks the pool's chunk lists). */
+    /** How often the pool's footprint is re-measured (Netty's pool walks its chunk lists for it). */
     private static final long FOOTPRINT_REFRESH_NANOS = 1_000_000L;
 
     private final AtomicLong used = new AtomicLong();
@@ -147,7 +148,7 @@ public final class NodeMemory {
      * that thread, the arenas held the freed ones' memory (resident size 300 MiB to 520 MiB in
      * four minutes of a 64 MiB-budget iiBench load while the pool held 75 MiB). A buffer larger
      * than a chunk is rounded up in size and may be one freed before ({@link HugeBuffers}). From
-     * the arena pool of JDK 22+ only its chunks are taken on the allocation thread.
+     * {@link SegmentPool} (the default) only its chunks are taken on the allocation thread.
      */
     public ByteBuf allocate(int capacity) {
         int size = Math.max(capacity, 16);
@@ -159,6 +160,8 @@ public final class NodeMemory {
                 buf = AllocationThread.allocateHuge(() -> take(huge));
             }
         } else {
+            // SegmentPool's own cut is never sent to the allocation thread: the chunk it may need
+            // is taken there, and the thread would wait for itself.
             buf = SEGMENTS != null || EngineThreads.allocatesDirectly() ? take(size)
                     : AllocationThread.allocate(() -> take(size));
         }

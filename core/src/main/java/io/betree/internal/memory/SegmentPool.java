@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A pool of node buffers carved from native regions that a {@link Source} provides: on JDK 22+
@@ -19,8 +20,9 @@ import java.nio.ByteBuffer;
  * buffers crowd into few chunks and the others empty out; a page of slots goes back to its chunk
  * once empty (taking it again is a few bit operations; a kept one could hold a chunk alone).
  *
- * <p>Thread-safe: one lock, held for a few dozen bit operations (and for the taking of a chunk
- * from the source). Buffers return to the pool when their reference count reaches zero.
+ * <p>Thread-safe: one lock, held for a few dozen bit operations; chunks are taken from and given
+ * back to the source outside it. Buffers return to the pool when their reference count reaches
+ * zero.
  */
 final class SegmentPool {
     /** Where regions come from. */
@@ -52,15 +54,15 @@ final class SegmentPool {
     /** An empty chunk kept for the next request, or null. */
     private Chunk spare;
     /** Bytes of every chunk and huge region held from the source. */
-    private long heldBytes;
+    private final AtomicLong heldBytes = new AtomicLong();
 
     SegmentPool(Source source) {
         this.source = source;
     }
 
     /** Bytes this pool holds from its source: chunks, used or not, and huge regions. */
-    synchronized long heldBytes() {
-        return heldBytes;
+    long heldBytes() {
+        return heldBytes.get();
     }
 
     /**
@@ -73,25 +75,50 @@ final class SegmentPool {
         }
         if (capacity > CHUNK_SIZE) {
             Region region = source.allocate(capacity);
-            synchronized (this) {
-                heldBytes += capacity;
-            }
+            heldBytes.addAndGet(capacity);
             return LeakTracking.track(new PooledBuf(region.buffer(), capacity, null, 0, 0, null, 0, region));
         }
-        synchronized (this) {
-            if (capacity <= MAX_SLOT) {
-                return takeSlot(capacity);
+        while (true) {
+            PooledBuf buf;
+            synchronized (this) {
+                buf = capacity <= MAX_SLOT ? takeSlot(capacity) : takeRun(capacity);
             }
-            int pages = (capacity + PAGE_SIZE - 1) / PAGE_SIZE;
-            Chunk chunk = chunkWithRun(pages);
-            int first = takeRun(chunk, pages);
-            return LeakTracking.track(
-                    new PooledBuf(chunk.region.buffer(), capacity, chunk, first * PAGE_SIZE, pages, null, 0, null));
+            if (buf != null) {
+                return LeakTracking.track(buf);
+            }
+            // No chunk has room: take one without holding the lock, which every allocation and
+            // release waits for (the source may wait for the allocation thread, or for the JVM to
+            // collect before it grants direct memory).
+            Chunk fresh = new Chunk(source.allocate(CHUNK_SIZE));
+            heldBytes.addAndGet(CHUNK_SIZE);
+            boolean surplus;
+            synchronized (this) {
+                surplus = spare != null;
+                if (!surplus) {
+                    spare = fresh;
+                }
+            }
+            if (surplus) { // another thread's new chunk came first and may serve this request
+                source.free(fresh.region);
+                heldBytes.addAndGet(-CHUNK_SIZE);
+            }
         }
     }
 
     // ---- runs of pages ----
 
+    /** A run of pages for {@code capacity} bytes, or null if no chunk has room for it. */
+    private PooledBuf takeRun(int capacity) {
+        int pages = (capacity + PAGE_SIZE - 1) / PAGE_SIZE;
+        Chunk chunk = chunkWithRun(pages);
+        if (chunk == null) {
+            return null;
+        }
+        int first = takeRun(chunk, pages);
+        return new PooledBuf(chunk.region.buffer(), capacity, chunk, first * PAGE_SIZE, pages, null, 0, null);
+    }
+
+    /** The chunk with the shortest longest free run of at least {@code pages}, the spare, or null. */
     private Chunk chunkWithRun(int pages) {
         for (int run = pages; run <= PAGES; run++) {
             if (byLongestFreeRun[run] != null) {
@@ -100,11 +127,9 @@ final class SegmentPool {
         }
         Chunk chunk = spare;
         spare = null;
-        if (chunk == null) {
-            chunk = new Chunk(source.allocate(CHUNK_SIZE));
-            heldBytes += CHUNK_SIZE;
+        if (chunk != null) {
+            link(chunk);
         }
-        link(chunk);
         return chunk;
     }
 
@@ -123,18 +148,23 @@ final class SegmentPool {
         return first;
     }
 
-    private void freeRun(Chunk chunk, int first, int pages) {
+    /** Marks a run free; returns its chunk's region if that is now to go back to the source, else null. */
+    private Region freeRun(Chunk chunk, int first, int pages) {
+        long mask = runMask(first, pages);
+        if ((chunk.usedPages & mask) != mask) {
+            throw new IllegalStateException("pages " + first + "+" + pages + " of a chunk freed twice");
+        }
         unlink(chunk);
-        chunk.usedPages &= ~runMask(first, pages);
+        chunk.usedPages &= ~mask;
         chunk.longestFreeRun = longestRunOfZeros(chunk.usedPages);
         if (chunk.usedPages != 0) {
             link(chunk);
         } else if (spare == null) {
             spare = chunk;
         } else {
-            heldBytes -= CHUNK_SIZE;
-            source.free(chunk.region);
+            return chunk.region;
         }
+        return null;
     }
 
     private static long runMask(int first, int pages) {
@@ -190,11 +220,15 @@ final class SegmentPool {
         return Integer.numberOfTrailingZeros(slot / MIN_SLOT);
     }
 
-    private ByteBuf takeSlot(int capacity) {
+    /** A slot for {@code capacity} bytes, or null if no page has one and no chunk has a free page. */
+    private PooledBuf takeSlot(int capacity) {
         int cls = slotClass(capacity);
         SlotPage page = withRoom[cls];
         if (page == null) {
             Chunk chunk = chunkWithRun(1);
+            if (chunk == null) {
+                return null;
+            }
             page = new SlotPage(chunk, takeRun(chunk, 1), MIN_SLOT << cls, cls);
             page.linkInto(withRoom);
         }
@@ -202,35 +236,39 @@ final class SegmentPool {
         if (page.free == 0) {
             page.unlinkFrom(withRoom);
         }
-        return LeakTracking.track(new PooledBuf(page.chunk.region.buffer(), capacity, page.chunk,
-                page.page * PAGE_SIZE + slot * page.slotSize, 0, page, slot, null));
+        return new PooledBuf(page.chunk.region.buffer(), capacity, page.chunk,
+                page.page * PAGE_SIZE + slot * page.slotSize, 0, page, slot, null);
     }
 
-    private void freeSlot(SlotPage page, int slot) {
+    /** Frees a slot; returns a region to go back to the source, or null (as {@link #freeRun}). */
+    private Region freeSlot(SlotPage page, int slot) {
         page.give(slot);
         if (page.free == 1) {
             page.linkInto(withRoom);
         }
         if (page.free == page.slots) {
             page.unlinkFrom(withRoom);
-            freeRun(page.chunk, page.page, 1);
+            return freeRun(page.chunk, page.page, 1);
         }
+        return null;
     }
 
     private void giveBack(PooledBuf buf) {
+        Region region;
+        int bytes;
         if (buf.huge != null) {
+            region = buf.huge;
+            bytes = buf.capacityAtStart;
+        } else {
             synchronized (this) {
-                heldBytes -= buf.capacityAtStart;
+                region = buf.slotPage != null ? freeSlot(buf.slotPage, buf.slot)
+                        : freeRun(buf.chunk, buf.offset / PAGE_SIZE, buf.pages);
             }
-            source.free(buf.huge);
-            return;
+            bytes = CHUNK_SIZE;
         }
-        synchronized (this) {
-            if (buf.slotPage != null) {
-                freeSlot(buf.slotPage, buf.slot);
-            } else {
-                freeRun(buf.chunk, buf.offset / PAGE_SIZE, buf.pages);
-            }
+        if (region != null) {
+            source.free(region); // outside the lock: closing an arena stops every thread for a moment
+            heldBytes.addAndGet(-bytes);
         }
     }
 
@@ -345,6 +383,16 @@ final class SegmentPool {
             this.huge = huge;
             this.capacityAtStart = capacity;
             clear(); // a wrapped buffer starts out readable to its end; a new one starts empty
+        }
+
+        /** A node buffer keeps its size: the pool's count and its slot depend on it. */
+        @Override
+        public ByteBuf capacity(int newCapacity) {
+            if (newCapacity != capacityAtStart) {
+                throw new UnsupportedOperationException("a pooled node buffer of " + capacityAtStart
+                        + " bytes cannot become " + newCapacity);
+            }
+            return this;
         }
 
         @Override

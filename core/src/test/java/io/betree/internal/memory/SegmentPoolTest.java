@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.IllegalReferenceCountException;
@@ -15,14 +16,15 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 
 /**
- * The pool that stands in for Netty's on JDK 22+: buffers never overlap, every byte taken goes back
- * to the source, and chunks are packed. Runs on every JDK over direct buffers; the arena source on
- * JDK 22+ only.
+ * The node-memory pool: buffers never overlap, every byte taken goes back to the source, and chunks
+ * are packed. Runs on every JDK over direct buffers; the arena source on JDK 22+ only.
  */
 class SegmentPoolTest {
 
@@ -30,10 +32,12 @@ class SegmentPoolTest {
     private static final class CountingSource implements SegmentPool.Source {
         final Map<ByteBuffer, Boolean> live = new IdentityHashMap<>();
         int allocations;
+        long liveBytes;
 
         @Override
         public synchronized SegmentPool.Region allocate(int bytes) {
             allocations++;
+            liveBytes += bytes;
             ByteBuffer b = ByteBuffer.allocateDirect(bytes);
             live.put(b, true);
             return new SegmentPool.Region(b, b);
@@ -42,6 +46,7 @@ class SegmentPoolTest {
         @Override
         public synchronized void free(SegmentPool.Region region) {
             assertTrue(live.remove(region.handle()) != null, "a region freed twice or never made");
+            liveBytes -= region.buffer().capacity();
         }
     }
 
@@ -49,10 +54,37 @@ class SegmentPoolTest {
     void buffersOfEverySizeNeverOverlapAndAllMemoryGoesBack() {
         CountingSource source = new CountingSource();
         SegmentPool pool = new SegmentPool(source);
-        SplittableRandom rnd = new SplittableRandom(42);
-        List<ByteBuf> held = new ArrayList<>();
-        for (int step = 0; step < 20_000; step++) {
-            if (held.isEmpty() || rnd.nextInt(100) < 55) {
+        churn(pool, new SplittableRandom(42), 20_000, () -> assertEquals(source.liveBytes, pool.heldBytes(),
+                "the pool's count and what it holds from its source"));
+        assertTrue(pool.heldBytes() <= SegmentPool.CHUNK_SIZE, "one empty chunk at most is kept: " + pool.heldBytes());
+        assertTrue(source.live.size() <= 1, source.live.size() + " regions still taken");
+    }
+
+    @Test
+    void threadsSharingThePoolNeverGetOverlappingBuffers() throws Exception {
+        CountingSource source = new CountingSource();
+        SegmentPool pool = new SegmentPool(source);
+        List<CompletableFuture<Void>> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            SplittableRandom rnd = new SplittableRandom(t);
+            threads.add(CompletableFuture.runAsync(() -> churn(pool, rnd, 5_000, () -> { })));
+        }
+        for (CompletableFuture<Void> t : threads) {
+            t.get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(source.liveBytes, pool.heldBytes());
+        assertTrue(source.live.size() <= 1, source.live.size() + " regions still taken");
+    }
+
+    /**
+     * Takes and releases {@code steps} buffers of every size at random, each filled with a mark of
+     * its own, checking on release that nobody else wrote into it; {@code check} runs after each step.
+     */
+    private static void churn(SegmentPool pool, SplittableRandom rnd, int steps, Runnable check) {
+        Map<ByteBuf, Byte> held = new IdentityHashMap<>();
+        List<ByteBuf> order = new ArrayList<>();
+        for (int step = 0; step < steps; step++) {
+            if (order.isEmpty() || rnd.nextInt(100) < 55) {
                 int size = switch (rnd.nextInt(4)) {
                     case 0 -> 1 + rnd.nextInt(SegmentPool.MIN_SLOT * 2);
                     case 1 -> 1 + rnd.nextInt(SegmentPool.PAGE_SIZE);
@@ -64,26 +96,25 @@ class SegmentPoolTest {
                 assertEquals(size, buf.capacity());
                 assertEquals(size, buf.maxCapacity());
                 assertEquals(0, buf.writerIndex());
-                byte mark = (byte) step;
+                byte mark = (byte) rnd.nextInt();
                 while (buf.isWritable()) {
                     buf.writeByte(mark);
                 }
-                held.add(buf);
+                held.put(buf, mark);
+                order.add(buf);
             } else {
-                ByteBuf buf = held.remove(rnd.nextInt(held.size()));
-                checkAndRelease(buf);
+                ByteBuf buf = order.remove(rnd.nextInt(order.size()));
+                checkAndRelease(buf, held.remove(buf));
             }
+            check.run();
         }
-        for (ByteBuf buf : held) {
-            checkAndRelease(buf);
+        for (ByteBuf buf : order) {
+            checkAndRelease(buf, held.get(buf));
         }
-        assertTrue(pool.heldBytes() <= SegmentPool.CHUNK_SIZE, "one empty chunk at most is kept: " + pool.heldBytes());
-        assertTrue(source.live.size() <= 1, source.live.size() + " regions still taken");
     }
 
-    /** Checks that nothing else wrote into {@code buf}, then releases it. */
-    private static void checkAndRelease(ByteBuf buf) {
-        byte mark = buf.getByte(0);
+    /** Checks that every byte of {@code buf} still holds {@code mark}, then releases it. */
+    private static void checkAndRelease(ByteBuf buf, byte mark) {
         for (int i = 0; i < buf.capacity(); i++) {
             if (buf.getByte(i) != mark) {
                 throw new AssertionError("byte " + i + " of a " + buf.capacity() + "-byte buffer was overwritten");
@@ -107,7 +138,11 @@ class SegmentPoolTest {
         pages.get(10).release();
         pages.get(11).release();
         ByteBuf two = pool.allocate(2 * SegmentPool.PAGE_SIZE);
+        // Had the two pages gone to the second chunk, 63 would no longer fit there.
+        ByteBuf rest = pool.allocate(63 * SegmentPool.PAGE_SIZE);
         assertEquals(2, source.allocations);
+        assertThrows(UnsupportedOperationException.class, () -> rest.capacity(SegmentPool.PAGE_SIZE));
+        rest.release();
         two.release();
         next.release();
         for (int i = 0; i < SegmentPool.PAGES; i++) {
@@ -147,21 +182,23 @@ class SegmentPoolTest {
                 .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
         long before = direct.getMemoryUsed();
         DirectMemory memory = new DirectMemory();
-        SegmentPool.Region region = memory.allocate(8 << 20);
-        assertTrue(direct.getMemoryUsed() >= before + (8 << 20), "counted against the JVM's direct-memory limit");
+        SegmentPool.Region region = memory.allocate(64 << 20);
+        assertTrue(direct.getMemoryUsed() >= before + (64 << 20), "counted against the JVM's direct-memory limit");
         memory.free(region);
-        assertTrue(direct.getMemoryUsed() < before + (8 << 20), "freed without waiting for a collection: "
+        assertTrue(direct.getMemoryUsed() < before + (64 << 20), "freed without waiting for a collection: "
                 + before + " -> " + direct.getMemoryUsed());
     }
 
     @Test
     void theDefaultKindOfNodeMemoryIsArenasWhereTheJdkHasThem() {
+        assumeTrue(System.getProperty("betree.nodeMemory") == null, "node memory chosen by a system property");
         assertEquals(Runtime.version().feature() >= 22 ? "arena" : "direct", NodeMemory.KIND);
     }
 
     @Test
     @EnabledForJreRange(min = JRE.JAVA_22)
     void arenasServeTheNodeMemoryOfThisJvm() {
+        assumeTrue(System.getProperty("betree.nodeMemory") == null, "node memory chosen by a system property");
         assertTrue(ForeignMemory.available());
         assertTrue(NodeMemory.uncappedByJvm());
         ForeignMemory arenas = new ForeignMemory();

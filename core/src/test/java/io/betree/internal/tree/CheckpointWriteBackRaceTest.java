@@ -40,39 +40,16 @@ class CheckpointWriteBackRaceTest {
     void aCheckpointImageThatIsNotTheCurrentVersionLeavesTheBlockDirty() throws Exception {
         Path path = dir.resolve("race.data");
         long block;
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
-            NodeMemory memory = new NodeMemory();
-            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
-            // Under one block: any room wait evicts the block unless it is pinned.
-            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
-            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
-            try {
-                block = file.allocateBlockNumber();
-                Words words = Words.filled(block, memory, 1);
-                cache.add(words);
-                cache.release(words, true);
-
-                // The evictor takes the image of 1 and waits at the gate before writing it.
-                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
-                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
-                Words pinned = cache.pin(block, Words.class, loader);
-                pinned.fill(2);
-                cache.release(pinned, true);
-
-                cache.beginCheckpoint(file::beginCheckpoint);
-                backing.letGo.countDown(); // the image of 1 becomes the current version now
-                room.get(10, TimeUnit.SECONDS);
-                cache.writeCheckpointImages();
-                file.finishCheckpoint(null);
-
-                cache.awaitRoom(); // nothing pinned: the block leaves the cache, written if dirty
-                Words reread = cache.pin(block, Words.class, loader);
-                assertEquals(2, reread.value(), "the block read back after its eviction");
-                cache.release(reread, false);
-            } finally {
-                backing.letGo.countDown();
-                cache.releaseAll();
-            }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path); Rig rig = new Rig(file, 1)) {
+            block = rig.block;
+            rig.evictorWaitsAtTheGate(); // with the image of 1
+            rig.change(2);
+            rig.cache.beginCheckpoint(file::beginCheckpoint);
+            rig.backing.letGo.countDown(); // the image of 1 becomes the current version now
+            rig.room.get(10, TimeUnit.SECONDS);
+            rig.cache.writeCheckpointImages();
+            file.finishCheckpoint(null);
+            assertEquals(2, rig.valueAfterEviction(), "the block read back after its eviction");
         }
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             ByteBuffer stored = file.read(block, ByteBuffer::allocate);
@@ -82,39 +59,18 @@ class CheckpointWriteBackRaceTest {
 
     @Test
     void aWriteBackOfAnEarlierStateEndingAfterTheCheckpointImageLeavesTheBlockDirty() throws Exception {
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("late.data"))) {
-            NodeMemory memory = new NodeMemory();
-            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
-            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
-            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
-            try {
-                long block = file.allocateBlockNumber();
-                Words words = Words.filled(block, memory, 1);
-                cache.add(words);
-                cache.release(words, true);
-
-                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
-                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
-                Words pinned = cache.pin(block, Words.class, loader);
-                pinned.fill(2);
-                cache.release(pinned, true);
-
-                cache.beginCheckpoint(file::beginCheckpoint);
-                // The image of 2 becomes the current version (nothing was written since the begin)...
-                cache.writeCheckpointImages();
-                file.finishCheckpoint(null);
-                // ...until the write-back of 1 ends and replaces it.
-                backing.letGo.countDown();
-                room.get(10, TimeUnit.SECONDS);
-
-                cache.awaitRoom();
-                Words reread = cache.pin(block, Words.class, loader);
-                assertEquals(2, reread.value(), "the block read back after its eviction");
-                cache.release(reread, false);
-            } finally {
-                backing.letGo.countDown();
-                cache.releaseAll();
-            }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("late.data"));
+                Rig rig = new Rig(file, 1)) {
+            rig.evictorWaitsAtTheGate();
+            rig.change(2);
+            rig.cache.beginCheckpoint(file::beginCheckpoint);
+            // The image of 2 becomes the current version (nothing was written since the begin)...
+            rig.cache.writeCheckpointImages();
+            file.finishCheckpoint(null);
+            // ...until the write-back of 1 ends and replaces it.
+            rig.backing.letGo.countDown();
+            rig.room.get(10, TimeUnit.SECONDS);
+            assertEquals(2, rig.valueAfterEviction(), "the block read back after its eviction");
         }
     }
 
@@ -129,33 +85,20 @@ class CheckpointWriteBackRaceTest {
     void aWriteBackEndingDuringTheBeginLeavesTheBlockMarked() throws Exception {
         Path path = dir.resolve("fixed.data");
         long block;
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
-            NodeMemory memory = new NodeMemory();
-            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
-            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
-            try {
-                block = file.allocateBlockNumber();
-                Words words = Words.filled(block, memory, 7);
-                cache.add(words);
-                cache.release(words, true);
-                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
-                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
-                long b = block;
-                cache.beginCheckpoint(() -> {
-                    file.beginCheckpoint();
-                    backing.letGo.countDown();
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (file.blockOffset(b) == 0 && System.nanoTime() < deadline) {
-                        Thread.onSpinWait(); // the write-back is installed after the snapshot
-                    }
-                });
-                cache.writeCheckpointImages();
-                file.finishCheckpoint(null);
-                room.get(10, TimeUnit.SECONDS);
-            } finally {
-                backing.letGo.countDown();
-                cache.releaseAll();
-            }
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path); Rig rig = new Rig(file, 7)) {
+            block = rig.block;
+            rig.evictorWaitsAtTheGate();
+            rig.cache.beginCheckpoint(() -> {
+                file.beginCheckpoint();
+                rig.backing.letGo.countDown();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (file.blockOffset(rig.block) == 0 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait(); // the write-back is installed after the snapshot
+                }
+            });
+            rig.cache.writeCheckpointImages();
+            file.finishCheckpoint(null);
+            rig.room.get(10, TimeUnit.SECONDS);
         }
         try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), path)) {
             ByteBuffer stored = file.read(block, ByteBuffer::allocate);
@@ -170,48 +113,82 @@ class CheckpointWriteBackRaceTest {
      */
     @Test
     void aWriteBackOfAnEarlierStateEndingJustAfterTheCheckpointImageLeavesTheBlockDirty() throws Exception {
-        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("between.data"))) {
-            NodeMemory memory = new NodeMemory();
-            GatedBacking backing = new GatedBacking(new BlockFileBacking(file, memory));
-            NodeCache cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
-            EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
+        try (BlockFile file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("between.data"));
+                Rig rig = new Rig(file, 1)) {
+            NodeCache cache = rig.cache;
+            rig.evictorWaitsAtTheGate();
+            rig.change(2);
+            // Held, so that the evictor does not write the block again once the gate opens.
+            Words held = cache.pin(rig.block, Words.class, rig.loader);
+
+            cache.beginCheckpoint(file::beginCheckpoint);
+            // Once the image of 2 is installed, the write-back of 1 ends and replaces it, all
+            // before the checkpointer looks at the entry again, which nobody pins by then.
+            rig.backing.afterCheckpointImage = () -> {
+                rig.backing.letGo.countDown();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (cache.stats().writeBacks() == 0 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait(); // until the evictor has ended its write-back
+                }
+                cache.release(held, false);
+            };
+            cache.writeCheckpointImages();
+            file.finishCheckpoint(null);
+            rig.room.get(10, TimeUnit.SECONDS);
+            assertEquals(2, rig.valueAfterEviction(), "the block read back after its eviction");
+        }
+    }
+
+    /**
+     * A cache smaller than one block over a real block file, whose first write-back waits at a gate,
+     * holding one dirty block: any wait for room evicts the block unless it is pinned.
+     */
+    private static final class Rig implements AutoCloseable {
+        final NodeMemory memory = new NodeMemory();
+        final GatedBacking backing;
+        final NodeCache cache;
+        final EntryLoader<Words> loader = (b, data) -> new Words(b, data, memory);
+        final long block;
+        /** The eviction started by {@link #evictorWaitsAtTheGate}. */
+        CompletableFuture<Void> room;
+
+        Rig(BlockFile file, long value) {
+            backing = new GatedBacking(new BlockFileBacking(file, memory));
+            cache = new NodeCache(backing, memory, BLOCK_BYTES / 2);
+            block = file.allocateBlockNumber();
+            Words words = Words.filled(block, memory, value);
+            cache.add(words);
+            cache.release(words, true);
+        }
+
+        /** Starts an eviction of the block and waits until its write-back stands at the gate. */
+        void evictorWaitsAtTheGate() throws InterruptedException {
+            room = CompletableFuture.runAsync(cache::awaitRoom);
+            assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
+        }
+
+        /** Changes every word of the block to {@code value}. */
+        void change(long value) {
+            Words pinned = cache.pin(block, Words.class, loader);
+            pinned.fill(value);
+            cache.release(pinned, true);
+        }
+
+        /** Evicts the block (written back if dirty) and reads it again: the value a reader finds. */
+        long valueAfterEviction() {
+            cache.awaitRoom();
+            Words reread = cache.pin(block, Words.class, loader);
             try {
-                long block = file.allocateBlockNumber();
-                Words words = Words.filled(block, memory, 1);
-                cache.add(words);
-                cache.release(words, true);
-
-                CompletableFuture<Void> room = CompletableFuture.runAsync(cache::awaitRoom);
-                assertTrue(backing.writing.await(10, TimeUnit.SECONDS), "the evictor began its write-back");
-                Words pinned = cache.pin(block, Words.class, loader);
-                pinned.fill(2);
-                cache.release(pinned, true);
-                // Held, so that the evictor does not write the block again once the gate opens.
-                Words held = cache.pin(block, Words.class, loader);
-
-                cache.beginCheckpoint(file::beginCheckpoint);
-                // Once the image of 2 is installed, the write-back of 1 ends and replaces it, all
-                // before the checkpointer looks at the entry again, which nobody pins by then.
-                backing.afterCheckpointImage = () -> {
-                    backing.letGo.countDown();
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (cache.stats().writeBacks() == 0 && System.nanoTime() < deadline) {
-                        Thread.onSpinWait(); // until the evictor has ended its write-back
-                    }
-                    cache.release(held, false);
-                };
-                cache.writeCheckpointImages();
-                file.finishCheckpoint(null);
-                room.get(10, TimeUnit.SECONDS);
-
-                cache.awaitRoom();
-                Words reread = cache.pin(block, Words.class, loader);
-                assertEquals(2, reread.value(), "the block read back after its eviction");
-                cache.release(reread, false);
+                return reread.value();
             } finally {
-                backing.letGo.countDown();
-                cache.releaseAll();
+                cache.release(reread, false);
             }
+        }
+
+        @Override
+        public void close() {
+            backing.letGo.countDown();
+            cache.releaseAll();
         }
     }
 
