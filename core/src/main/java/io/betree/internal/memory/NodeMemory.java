@@ -68,8 +68,10 @@ public final class NodeMemory {
     /**
      * A pool over {@code source} whose chunks are taken on the allocation thread (for the reason
      * given at {@link #allocate}) while buffers within them are cut on the callers' threads: no
-     * round trip to the allocation thread for each buffer, which cost cold point reads about a
-     * sixth of their rate (3,382-3,525 gets/s against 4,052-4,288 made on the calling thread).
+     * round trip to the allocation thread for each buffer. Against Netty's pool with that round
+     * trip, a 30 M-row iiBench took 252 s instead of 302 and a 16-writer time series 23.9 s instead
+     * of 29.3 (docs/benchmarks.md); a single-threaded cold-read probe showed no difference beyond
+     * its noise.
      */
     private static SegmentPool segmentPool(SegmentPool.Source source) {
         return new SegmentPool(new SegmentPool.Source() {
