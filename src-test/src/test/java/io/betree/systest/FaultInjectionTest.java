@@ -134,7 +134,7 @@ class FaultInjectionTest {
                 assertTimeoutPreemptively(ROUND_LIMIT, () -> {
                     notes.add(commitFaultRound(dir, durability, roundSeed, fault));
                 },
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)");
+                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
                 wrongTypes.add(new AssertionError(context + ": " + e.getMessage(), e.getCause()));
@@ -441,7 +441,7 @@ class FaultInjectionTest {
                     + ", round seed " + roundSeed + ")";
             try {
                 String note = assertTimeoutPreemptively(ROUND_LIMIT, () -> crashRound(dir, durability, roundSeed),
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)");
+                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
                 System.out.println("  " + context + ": " + note);
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
@@ -550,7 +550,7 @@ class FaultInjectionTest {
             String context = name + ", round " + round + " (-Dbetree.seed=" + seed + ", round seed " + roundSeed + ")";
             try {
                 String note = assertTimeoutPreemptively(ROUND_LIMIT, () -> checkpointRound(dir, roundSeed, fault),
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)");
+                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
                 System.out.println("  " + context + ": " + note);
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
@@ -800,12 +800,16 @@ class FaultInjectionTest {
         }
     }
 
-    /** Stacks of the committer and the engine's threads, for a hang's diagnosis. */
+    /**
+     * Stacks of the round's threads (the committer, JUnit's timeout thread running the round) and
+     * the engine's, for a hang's diagnosis. A preemptive timeout asks for its message before it
+     * interrupts the round, so the stacks are those of the hang.
+     */
     static String threadDump() {
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
             String name = e.getKey().getName();
-            if (!name.startsWith("committer") && !name.startsWith("betree")) {
+            if (!name.startsWith("committer") && !name.startsWith("betree") && !name.startsWith("junit")) {
                 continue;
             }
             sb.append('"').append(name).append("\" ").append(e.getKey().getState()).append('\n');
