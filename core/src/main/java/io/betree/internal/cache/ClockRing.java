@@ -43,20 +43,25 @@ final class ClockRing implements Iterable<CacheEntry> {
      * The next eviction candidate, or null when every entry is pinned, being written, or kept
      * resident while {@code includeKept} is false. Entries kept resident
      * ({@link CacheEntry#keepResident}) are candidates only when {@code includeKept} and no other
-     * entry is.
+     * entry is. With {@code spareReadRoutes}, entries that route reads
+     * ({@link CacheEntry#routesReads}) are candidates only when no other entry is: the hand passes
+     * them without touching their referenced bits.
      */
-    CacheEntry nextVictim(boolean includeKept) {
-        CacheEntry e = sweep(false);
-        return e != null || !includeKept ? e : sweep(true);
+    CacheEntry nextVictim(boolean includeKept, boolean spareReadRoutes) {
+        CacheEntry e = spareReadRoutes ? sweep(false, true) : null;
+        if (e == null) {
+            e = sweep(false, false);
+        }
+        return e != null || !includeKept ? e : sweep(true, false);
     }
 
-    private CacheEntry sweep(boolean includeKept) {
+    private CacheEntry sweep(boolean includeKept, boolean skipReadRoutes) {
         for (int seen = 0; seen < (MAX_EXTRA_SWEEPS + 2) * entries.size() + 2 && !entries.isEmpty(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (!evictable(e) || (e.keptResident && !includeKept)) {
+            if (!evictable(e) || (e.keptResident && !includeKept) || (skipReadRoutes && e.routesReads())) {
                 continue;
             }
             if (e.referenced) {
@@ -75,18 +80,20 @@ final class ClockRing implements Iterable<CacheEntry> {
 
     /**
      * The first clean entry not referenced since the hand last passed, looking once round the ring
-     * and changing no referenced bit; null when there is none. Dropping a clean entry frees its
+     * and changing no referenced bit; null when there is none. With {@code skipReadRoutes},
+     * entries that route reads are passed over: {@link #nextVictim} decides when they go. Dropping a clean entry frees its
      * memory at once, where a dirty one is compressed and written first. Extra sweeps are not
      * honoured here: the cache asks only when writers wait past its hard limit, and then a clean
      * internal node frees the most memory soonest.
      */
-    CacheEntry nextCleanVictim() {
+    CacheEntry nextCleanVictim(boolean skipReadRoutes) {
         for (int seen = 0; seen < entries.size(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (evictable(e) && !e.referenced && !e.keptResident && !e.dirty && !e.checkpointPending) {
+            if (evictable(e) && !e.referenced && !e.keptResident && !e.dirty && !e.checkpointPending
+                    && !(skipReadRoutes && e.routesReads())) {
                 return e;
             }
         }

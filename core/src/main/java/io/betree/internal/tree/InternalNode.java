@@ -164,6 +164,11 @@ final class InternalNode extends CacheEntry {
     }
 
     @Override
+    protected boolean routesReads() {
+        return true;
+    }
+
+    @Override
     public BlockCompressor compressor() {
         return codec;
     }

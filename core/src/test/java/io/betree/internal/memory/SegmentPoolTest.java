@@ -176,6 +176,22 @@ class SegmentPoolTest {
     }
 
     @Test
+    void shortestFittingRunOfZeroBits() {
+        assertEquals(0, SegmentPool.shortestRunOfZeros(0, 64));
+        assertEquals(0, SegmentPool.shortestRunOfZeros(0, 1));
+        assertEquals(1, SegmentPool.shortestRunOfZeros(1L, 63));
+        // Free: bits 1-4 (four), 6-7 (two), 9-63 (55). Two pages go to bits 6-7, not 1-2.
+        long used = 0b1_0010_0001L;
+        assertEquals(6, SegmentPool.shortestRunOfZeros(used, 2));
+        assertEquals(1, SegmentPool.shortestRunOfZeros(used, 3));
+        assertEquals(1, SegmentPool.shortestRunOfZeros(used, 4));
+        assertEquals(9, SegmentPool.shortestRunOfZeros(used, 5));
+        assertEquals(9, SegmentPool.shortestRunOfZeros(used, 55));
+        assertEquals(0, SegmentPool.shortestRunOfZeros(Long.MIN_VALUE, 63));
+        assertThrows(IllegalStateException.class, () -> SegmentPool.shortestRunOfZeros(used, 56));
+    }
+
+    @Test
     void directRegionsGoBackToTheJvmAtOnce() {
         assertTrue(DirectMemory.available());
         BufferPoolMXBean direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
