@@ -129,15 +129,6 @@ public abstract class CacheEntry {
         return 0;
     }
 
-    /**
-     * Whether every read below this entry passes through it (internal nodes, leaves): while no
-     * entry changes, the evictor takes such entries only after all others
-     * ({@link NodeCache}'s preferred share). False unless overridden.
-     */
-    protected boolean routesReads() {
-        return false;
-    }
-
     /** Logical block number of this entry. */
     public final long blockNumber() {
         return blockNumber;

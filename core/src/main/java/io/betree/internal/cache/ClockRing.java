@@ -43,25 +43,20 @@ final class ClockRing implements Iterable<CacheEntry> {
      * The next eviction candidate, or null when every entry is pinned, being written, or kept
      * resident while {@code includeKept} is false. Entries kept resident
      * ({@link CacheEntry#keepResident}) are candidates only when {@code includeKept} and no other
-     * entry is. With {@code spareReadRoutes}, entries that route reads
-     * ({@link CacheEntry#routesReads}) are candidates only when no other entry is: the hand passes
-     * them without touching their referenced bits.
+     * entry is.
      */
-    CacheEntry nextVictim(boolean includeKept, boolean spareReadRoutes) {
-        CacheEntry e = spareReadRoutes ? sweep(false, true) : null;
-        if (e == null) {
-            e = sweep(false, false);
-        }
-        return e != null || !includeKept ? e : sweep(true, false);
+    CacheEntry nextVictim(boolean includeKept) {
+        CacheEntry e = sweep(false);
+        return e != null || !includeKept ? e : sweep(true);
     }
 
-    private CacheEntry sweep(boolean includeKept, boolean skipReadRoutes) {
+    private CacheEntry sweep(boolean includeKept) {
         for (int seen = 0; seen < (MAX_EXTRA_SWEEPS + 2) * entries.size() + 2 && !entries.isEmpty(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (!evictable(e) || (e.keptResident && !includeKept) || (skipReadRoutes && e.routesReads())) {
+            if (!evictable(e) || (e.keptResident && !includeKept)) {
                 continue;
             }
             if (e.referenced) {
@@ -80,20 +75,18 @@ final class ClockRing implements Iterable<CacheEntry> {
 
     /**
      * The first clean entry not referenced since the hand last passed, looking once round the ring
-     * and changing no referenced bit; null when there is none. With {@code skipReadRoutes},
-     * entries that route reads are passed over: {@link #nextVictim} decides when they go. Dropping a clean entry frees its
+     * and changing no referenced bit; null when there is none. Dropping a clean entry frees its
      * memory at once, where a dirty one is compressed and written first. Extra sweeps are not
      * honoured here: the cache asks only when writers wait past its hard limit, and then a clean
      * internal node frees the most memory soonest.
      */
-    CacheEntry nextCleanVictim(boolean skipReadRoutes) {
+    CacheEntry nextCleanVictim() {
         for (int seen = 0; seen < entries.size(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (evictable(e) && !e.referenced && !e.keptResident && !e.dirty && !e.checkpointPending
-                    && !(skipReadRoutes && e.routesReads())) {
+            if (evictable(e) && !e.referenced && !e.keptResident && !e.dirty && !e.checkpointPending) {
                 return e;
             }
         }

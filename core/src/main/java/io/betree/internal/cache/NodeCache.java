@@ -44,23 +44,7 @@ public final class NodeCache {
     /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
-    /**
-     * The part of {@link #accountedBytes} held by entries that route reads (internal nodes and
-     * leaves, {@link CacheEntry#routesReads}): while the budget is quiet and this is within all but
-     * 1/{@link #PREFERRED_SHARE_DIVISOR} of the eviction target, the evictor takes other entries first.
-     */
-    private final AtomicLong preferredBytes = new AtomicLong();
     private final CheckpointImages checkpoint = new CheckpointImages();
-    /**
-     * While nothing is written, internal nodes and leaves are evicted before other entries only
-     * once they hold more than all but 1/{@value} of the eviction target. A point read passes
-     * through a leaf that serves all its basements, and the filters are most of a leaf's bytes:
-     * with 64 MiB and 30 M rows the primary index's leaves take 42 MiB, and under the plain clock
-     * cold random gets read 1.55 blocks each, a leaf again for every second get; spared, 1.03.
-     * Under writes the plain clock decides (sparing leaves there kept out the basements flushes
-     * read back, docs/design.md).
-     */
-    static final int PREFERRED_SHARE_DIVISOR = 8;
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private final Condition roomMade = lock.newCondition();
@@ -217,7 +201,6 @@ public final class NodeCache {
             e.setPins(1);
             e.dirty = true;
             insert(e);
-            budget.changed();
         } finally {
             lock.unlock();
         }
@@ -228,7 +211,7 @@ public final class NodeCache {
         ring.add(e);
         e.referenced = true;
         e.accountedBytes = e.memoryBytes();
-        account(e, e.accountedBytes);
+        accountedBytes.addAndGet(e.accountedBytes);
     }
 
     /**
@@ -252,11 +235,10 @@ public final class NodeCache {
             // Before the pin goes: nobody can claim (evict, mark clean) the entry until then. The
             // modifier holds its tree's lock, so two of these never run at once for one entry.
             long now = e.memoryBytes();
-            account(e, now - e.accountedBytes);
+            accountedBytes.addAndGet(now - e.accountedBytes);
             e.accountedBytes = now;
             e.dirty = true;
             e.version++;
-            budget.changed();
         }
         e.releasePin();
     }
@@ -266,7 +248,7 @@ public final class NodeCache {
      * hold no latch that others wait on.
      */
     public void awaitRoom() {
-        awaitBelow(false);
+        awaitBelow(budget.capBytes());
     }
 
     /**
@@ -274,7 +256,7 @@ public final class NodeCache {
      * past it). Back-pressure slows writers as it rises, before they must stop at the limit.
      */
     public double headroomUsed() {
-        long over = budget.chargedBytes() - budget.targetBytes();
+        long over = budget.heldBytes() - budget.targetBytes();
         if (over <= 0) {
             return 0;
         }
@@ -296,36 +278,32 @@ public final class NodeCache {
      * writers waited for the evictor (up to 110 ms in a 30 M-row iiBench).
      */
     public void awaitBudget() {
-        awaitBelow(true);
+        awaitBelow(budget.targetBytes());
     }
 
-    private void awaitBelow(boolean toTarget) {
-        if (budget.chargedBytes() > budget.targetBytes()) {
+    private void awaitBelow(long limit) {
+        if (budget.heldBytes() > budget.targetBytes()) {
             lock.lock();
             try {
-                makeRoom(toTarget);
+                makeRoom(limit);
             } finally {
                 lock.unlock();
             }
         }
     }
 
-    /** Whether the cache is past what {@link #makeRoom} waits for: the target, or the cap. */
-    private boolean past(boolean target) {
-        return target ? budget.chargedBytes() > budget.targetBytes() : budget.heldBytes() > budget.capBytes();
-    }
-
     /**
-     * Over the eviction target, wakes the evictor; past the cap (or the target, for background
-     * work), waits for it, so that a writer never compresses or writes a block itself. Lock held.
+     * Over the eviction target, wakes the evictor; over {@code limit} (the budget, or the target for
+     * background work), waits for it, so that a writer never compresses or writes a block itself.
+     * Lock held.
      */
-    private void makeRoom(boolean toTarget) {
-        if (budget.chargedBytes() <= budget.targetBytes()) {
+    private void makeRoom(long limit) {
+        if (budget.heldBytes() <= budget.targetBytes()) {
             return;
         }
         requestEviction();
         budget.askOthersToEvict(this);
-        while (past(toTarget) && !stopping) {
+        while (budget.heldBytes() > limit && !stopping) {
             if (evictionFailure != null) {
                 throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
                         evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
@@ -342,8 +320,8 @@ public final class NodeCache {
                 // chunks, which eviction cannot free),
                 // going over budget beats waiting for ever. The evictor signals even when it found
                 // no victim, so a writer that only checked after a timeout never got here.
-                boolean overCap = budget.heldBytes() > budget.capBytes();
-                if (past(toTarget) && !ring.anyEvictable(overCap) && !budget.othersEvicting(this)) {
+                long held = budget.heldBytes();
+                if (held > limit && !ring.anyEvictable(held > budget.capBytes()) && !budget.othersEvicting(this)) {
                     return;
                 }
             } catch (InterruptedException ie) {
@@ -361,11 +339,6 @@ public final class NodeCache {
      */
     long ownHeldBytes() {
         return Math.max(accountedBytes.get(), memory.footprint());
-    }
-
-    /** The cached entries' bytes ({@link CacheEntry#memoryBytes} when last measured). */
-    long entryBytes() {
-        return accountedBytes.get();
     }
 
     /**
@@ -427,14 +400,7 @@ public final class NodeCache {
         e.markGone();
         entries.remove(e.blockNumber(), e);
         ring.remove(e);
-        account(e, -e.accountedBytes);
-    }
-
-    private void account(CacheEntry e, long delta) {
-        accountedBytes.addAndGet(delta);
-        if (e.routesReads()) {
-            preferredBytes.addAndGet(delta);
-        }
+        accountedBytes.addAndGet(-e.accountedBytes);
     }
 
     /**
@@ -506,7 +472,7 @@ public final class NodeCache {
     /** Evicts while over the eviction target; returns true if it stopped only because its time slice ended. Lock held. */
     private boolean evictForAWhile() {
         long start = System.nanoTime();
-        while (!stopping && evictionFailure == null && budget.shouldEvict(this)) {
+        while (!stopping && evictionFailure == null && budget.shouldEvict(this, budget.heldBytes())) {
             if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
                 return true;
             }
@@ -515,11 +481,9 @@ public final class NodeCache {
             // before its write-back ends, so it stays in memory anyway, and writers wait while it
             // is serialized (up to 80 ms per batch in a 30 M-row iiBench).
             boolean overHardLimit = budget.heldBytes() > budget.capBytes();
-            boolean preferredFit = budget.quiet() && preferredBytes.get() <= budget.targetBytes()
-                    / PREFERRED_SHARE_DIVISOR * (PREFERRED_SHARE_DIVISOR - 1);
-            CacheEntry victim = overHardLimit ? ring.nextCleanVictim(preferredFit) : null;
+            CacheEntry victim = overHardLimit ? ring.nextCleanVictim() : null;
             if (victim == null) {
-                victim = ring.nextVictim(overHardLimit, preferredFit);
+                victim = ring.nextVictim(overHardLimit);
             }
             if (victim == null) {
                 return false;
@@ -817,7 +781,6 @@ public final class NodeCache {
             ring.clear();
             entries.clear();
             accountedBytes.set(0);
-            preferredBytes.set(0);
         } finally {
             lock.unlock();
         }

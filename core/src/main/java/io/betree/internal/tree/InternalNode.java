@@ -164,11 +164,6 @@ final class InternalNode extends CacheEntry {
     }
 
     @Override
-    protected boolean routesReads() {
-        return true;
-    }
-
-    @Override
     public BlockCompressor compressor() {
         return codec;
     }

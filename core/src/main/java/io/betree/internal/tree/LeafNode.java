@@ -210,18 +210,6 @@ final class LeafNode extends CacheEntry {
         void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
     }
 
-    /**
-     * A leaf is the way to each of its basements and holds their filters: cold random gets under
-     * a 64 MiB cache read it (about 100 KB, mostly filters) again for every second get when the
-     * clock evicted it for the basements that passed through, which are seldom read again. It asks
-     * for no extra sweeps, though: under writes that kept basements out that flushes read back
-     * (docs/design.md), so it is spared only while nothing is written.
-     */
-    @Override
-    protected boolean routesReads() {
-        return true;
-    }
-
     @Override
     public BlockCompressor compressor() {
         return codec;

@@ -60,16 +60,16 @@ class ClockRingTest {
         Bare pinned = entry(ring, 1, false, false, 1);
         Bare referenced = entry(ring, 2, true, true, 0);
         Bare cold = entry(ring, 3, true, false, 0);
-        assertSame(cold, ring.nextVictim(true, false));
+        assertSame(cold, ring.nextVictim(true));
         assertFalse(referenced.referenced, "the hand took its second chance");
-        assertSame(referenced, ring.nextVictim(true, false));
+        assertSame(referenced, ring.nextVictim(true));
         ring.remove(referenced);
         ring.remove(cold);
-        assertNull(ring.nextVictim(true, false), "only a pinned entry is left");
+        assertNull(ring.nextVictim(true), "only a pinned entry is left");
         assertFalse(ring.anyEvictable(true));
         pinned.setPins(0);
         assertTrue(ring.anyEvictable(true));
-        assertSame(pinned, ring.nextVictim(true, false));
+        assertSame(pinned, ring.nextVictim(true));
     }
 
     @Test
@@ -81,11 +81,11 @@ class ClockRingTest {
         owed.checkpointPending = true;
         Bare writing = entry(ring, 4, false, false, 0);
         writing.writing = true;
-        assertNull(ring.nextCleanVictim(false), "nothing clean, cold and free");
+        assertNull(ring.nextCleanVictim(), "nothing clean, cold and free");
         assertTrue(hotClean.referenced, "a look for a clean victim changes no second chance");
         Bare coldClean = entry(ring, 5, false, false, 0);
-        assertSame(coldClean, ring.nextCleanVictim(false));
-        assertSame(dirty, ring.nextVictim(true, false), "the ordinary sweep still takes dirty entries");
+        assertSame(coldClean, ring.nextCleanVictim());
+        assertSame(dirty, ring.nextVictim(true), "the ordinary sweep still takes dirty entries");
     }
 
     @Test
@@ -96,17 +96,17 @@ class ClockRingTest {
         Bare cleanRoot = entry(ring, 2, false, false, 0);
         cleanRoot.keepResident(true);
         Bare hot = entry(ring, 3, true, true, 0);
-        assertSame(hot, ring.nextVictim(true, false), "a referenced entry goes before a cold one kept resident");
-        assertNull(ring.nextCleanVictim(false), "a clean entry kept resident is no clean victim");
+        assertSame(hot, ring.nextVictim(true), "a referenced entry goes before a cold one kept resident");
+        assertNull(ring.nextCleanVictim(), "a clean entry kept resident is no clean victim");
         ring.remove(hot);
-        assertNull(ring.nextVictim(false, false), "below the hard limit kept entries stay");
+        assertNull(ring.nextVictim(false), "below the hard limit kept entries stay");
         assertFalse(ring.anyEvictable(false));
         assertTrue(ring.anyEvictable(true));
-        CacheEntry last = ring.nextVictim(true, false);
+        CacheEntry last = ring.nextVictim(true);
         assertTrue(last == root || last == cleanRoot, "with nothing else left, over the hard limit, kept entries go");
         root.keepResident(false);
         cleanRoot.keepResident(false);
-        assertSame(cleanRoot, ring.nextCleanVictim(false), "the hint withdrawn, it is an ordinary entry again");
+        assertSame(cleanRoot, ring.nextCleanVictim(), "the hint withdrawn, it is an ordinary entry again");
     }
 
     /** As an internal node: asks for two extra sweeps. */
@@ -130,56 +130,16 @@ class ClockRingTest {
         Bare basement = entry(ring, 2, false, true, 0);
         // Both used once, neither removed (as if pinned again before eviction): the hand offers
         // the basement on its first two rounds and the internal node only on the third.
-        assertSame(basement, ring.nextVictim(true, false));
-        assertSame(basement, ring.nextVictim(true, false));
-        assertSame(internal, ring.nextVictim(true, false));
+        assertSame(basement, ring.nextVictim(true));
+        assertSame(basement, ring.nextVictim(true));
+        assertSame(internal, ring.nextVictim(true));
         // Used again, its sweeps start over: the basement is offered four more times first
         // (without the reference the internal node would come right after one of them).
         internal.referenced = true;
         for (int round = 0; round < 4; round++) {
-            assertSame(basement, ring.nextVictim(true, false), "round " + round);
+            assertSame(basement, ring.nextVictim(true), "round " + round);
         }
-        assertSame(internal, ring.nextVictim(true, false));
-    }
-
-    /** As a leaf: routes reads, asks for no extra sweeps. */
-    private static final class Route extends Bare {
-        Route(long block) {
-            super(block);
-        }
-
-        @Override
-        protected boolean routesReads() {
-            return true;
-        }
-    }
-
-    @Test
-    void sparingReadRoutesOffersEveryOtherEntryFirst() {
-        ClockRing ring = new ClockRing();
-        Route leaf = new Route(1);
-        ring.add(leaf); // unreferenced: the plain clock would take it first
-        Bare first = entry(ring, 2, false, true, 0);
-        Bare second = entry(ring, 3, true, true, 0);
-        Bare pinned = entry(ring, 4, false, false, 1);
-        assertSame(first, ring.nextVictim(false, true));
-        ring.remove(first);
-        assertSame(second, ring.nextVictim(false, true), "a dirty entry goes before a spared one too");
-        ring.remove(second);
-        assertSame(leaf, ring.nextVictim(false, true), "with only a pinned other left, the spared entry goes");
-        assertEquals(1, pinned.pins());
-    }
-
-    @Test
-    void aCleanVictimCanPassOverReadRoutes() {
-        ClockRing ring = new ClockRing();
-        Route leaf = new Route(1);
-        ring.add(leaf);
-        Bare basement = entry(ring, 2, false, false, 0);
-        assertSame(basement, ring.nextCleanVictim(true));
-        ring.remove(basement);
-        assertNull(ring.nextCleanVictim(true), "left to the clock's sweep");
-        assertSame(leaf, ring.nextCleanVictim(false));
+        assertSame(internal, ring.nextVictim(true));
     }
 
     @Test
@@ -190,7 +150,7 @@ class ClockRingTest {
             e.referenced = true;
             ring.add(e);
         }
-        assertNotNull(ring.nextVictim(false, false), "every entry referenced and asking for extra sweeps");
+        assertNotNull(ring.nextVictim(false), "every entry referenced and asking for extra sweeps");
     }
 
     @Test
@@ -199,10 +159,10 @@ class ClockRingTest {
         Bare root = entry(ring, 1, true, false, 0);
         root.keepResident(true);
         Bare leaf = entry(ring, 2, true, true, 0);
-        assertSame(leaf, ring.nextVictim(false, false));
+        assertSame(leaf, ring.nextVictim(false));
         ring.remove(leaf);
-        assertNull(ring.nextVictim(false, false));
-        assertSame(root, ring.nextVictim(true, false));
+        assertNull(ring.nextVictim(false));
+        assertSame(root, ring.nextVictim(true));
     }
 
     @Test
@@ -220,6 +180,6 @@ class ClockRingTest {
         }
         assertEquals(2, seen);
         ring.clear();
-        assertNull(ring.nextVictim(true, false));
+        assertNull(ring.nextVictim(true));
     }
 }
