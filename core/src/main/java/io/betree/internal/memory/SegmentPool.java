@@ -178,7 +178,8 @@ final class SegmentPool {
         int bestLength = Integer.MAX_VALUE;
         while (free != 0) {
             int start = Long.numberOfTrailingZeros(free);
-            int runLength = Long.numberOfTrailingZeros(~(free >>> start)); // 64 when the run reaches the top
+            // Zeros shifted in above the top bit end the run there: at most 64 - start.
+            int runLength = Long.numberOfTrailingZeros(~(free >>> start));
             if (runLength >= length && runLength < bestLength) {
                 best = start;
                 bestLength = runLength;
