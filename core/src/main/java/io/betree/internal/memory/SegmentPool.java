@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A chunk goes back to its source once its last buffer is freed, except one kept empty against
  * a burst. A run is taken from the chunk whose longest free run is the shortest that fits, so that
- * buffers crowd into few chunks and the others empty out; a page of slots goes back to its chunk
+ * buffers crowd into few chunks and the others empty out, and within it from the shortest free run
+ * that fits, so that long runs stay whole for large buffers; a page of slots goes back to its chunk
  * once empty (taking it again is a few bit operations; a kept one could hold a chunk alone).
  *
  * <p>Thread-safe: one lock, held for a few dozen bit operations; chunks are taken from and given

@@ -12,7 +12,8 @@ class CacheBudgetTest {
     @Test
     void theTargetLeavesAnEighthAtLeastSixteenMibAtMostAQuarter() {
         assertEquals(896 * MIB, new CacheBudget(1024 * MIB).targetBytes(), "an eighth");
-        assertEquals(48 * MIB, new CacheBudget(64 * MIB).targetBytes(), "at least 16 MiB");
+        assertEquals(80 * MIB, new CacheBudget(96 * MIB).targetBytes(), "at least 16 MiB");
+        assertEquals(48 * MIB, new CacheBudget(64 * MIB).targetBytes(), "a quarter, 16 MiB");
         assertEquals(24 * MIB, new CacheBudget(32 * MIB).targetBytes(), "at most a quarter");
         assertEquals(64 * MIB, new CacheBudget(64 * MIB).capBytes());
     }
