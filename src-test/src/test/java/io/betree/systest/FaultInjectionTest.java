@@ -134,7 +134,7 @@ class FaultInjectionTest {
                 assertTimeoutPreemptively(ROUND_LIMIT, () -> {
                     notes.add(commitFaultRound(dir, durability, roundSeed, fault));
                 },
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
+                        () -> hangReport(context));
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
                 wrongTypes.add(new AssertionError(context + ": " + e.getMessage(), e.getCause()));
@@ -441,7 +441,7 @@ class FaultInjectionTest {
                     + ", round seed " + roundSeed + ")";
             try {
                 String note = assertTimeoutPreemptively(ROUND_LIMIT, () -> crashRound(dir, durability, roundSeed),
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
+                        () -> hangReport(context));
                 System.out.println("  " + context + ": " + note);
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
@@ -550,7 +550,7 @@ class FaultInjectionTest {
             String context = name + ", round " + round + " (-Dbetree.seed=" + seed + ", round seed " + roundSeed + ")";
             try {
                 String note = assertTimeoutPreemptively(ROUND_LIMIT, () -> checkpointRound(dir, roundSeed, fault),
-                        () -> context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump());
+                        () -> hangReport(context));
                 System.out.println("  " + context + ": " + note);
             } catch (WrongExceptionType e) {
                 // Recovery was still checked; the remaining rounds run, the test fails at the end.
@@ -798,6 +798,11 @@ class FaultInjectionTest {
                 }
             }
         }
+    }
+
+    /** The failure message of a round that did not finish in {@link #ROUND_LIMIT}, with the stacks. */
+    private static String hangReport(String context) {
+        return context + ": did not finish in " + ROUND_LIMIT + " (a hang?)\n" + threadDump();
     }
 
     /**

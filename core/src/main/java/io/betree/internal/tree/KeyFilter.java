@@ -169,7 +169,7 @@ final class KeyFilter {
             return true;
         }
         for (int i = 0; i < probes; i++) {
-            long bit = probe(hash, i);
+            long bit = probe(hash, i, wordCount);
             if ((words.getLong(wordOffset(bit)) & (1L << bit)) == 0) {
                 return false;
             }
@@ -179,17 +179,16 @@ final class KeyFilter {
 
     private void set(long hash) {
         for (int i = 0; i < probes; i++) {
-            long bit = probe(hash, i);
+            long bit = probe(hash, i, wordCount);
             int at = wordOffset(bit);
             words.setLong(at, words.getLong(at) | (1L << bit));
         }
     }
 
-    /** Bit {@code i} of a key's probes (docs/format.md): (h1 + i * h2) mod 2^32, scaled to the bit count. */
-    private long probe(long hash, int i) {
-        return probe(hash, i, wordCount);
-    }
-
+    /**
+     * Bit {@code i} of a key's probes in a filter of {@code wordCount} words (docs/format.md):
+     * (h1 + i * h2) mod 2^32, scaled to the bit count.
+     */
     private static long probe(long hash, int i, int wordCount) {
         int h1 = (int) hash;
         int h2 = (int) (hash >>> 32);
