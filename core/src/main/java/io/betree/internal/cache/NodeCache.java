@@ -97,6 +97,15 @@ public final class NodeCache {
     }
 
     /**
+     * Pins the entry of {@code blockNumber} if the cache holds it, waiting out a write of it in
+     * progress; null if it does not. Once this returned null, the backing store holds the block's
+     * newest version until the caller lets another thread change it.
+     */
+    public <E extends CacheEntry> E pinIfPresent(long blockNumber, Class<E> type) {
+        return pinCached(blockNumber, type);
+    }
+
+    /**
      * Pins the entry of {@code blockNumber}, fetching it from the backing store when absent.
      *
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
@@ -232,13 +241,16 @@ public final class NodeCache {
             throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
         }
         if (modified) {
-            // Before the pin goes: nobody can claim (evict, mark clean) the entry until then. The
-            // modifier holds its tree's lock, so two of these never run at once for one entry.
-            long now = e.memoryBytes();
-            accountedBytes.addAndGet(now - e.accountedBytes);
-            e.accountedBytes = now;
-            e.dirty = true;
-            e.version++;
+            // Before the pin goes: nobody can claim (evict, mark clean) the entry until then.
+            // Modifiers hold their tree's lock, but readers that record what they learned (a leaf's
+            // layouts) share it: the entry's monitor keeps its accounting whole.
+            synchronized (e) {
+                long now = e.memoryBytes();
+                accountedBytes.addAndGet(now - e.accountedBytes);
+                e.accountedBytes = now;
+                e.dirty = true;
+                e.version++;
+            }
         }
         e.releasePin();
     }
@@ -268,6 +280,19 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether the cache holds about as much as its eviction target: an entry brought in now makes
+     * the evictor drop another. Read without the lock; a figure a moment old will do.
+     */
+    public boolean full() {
+        return budget.heldBytes() >= budget.targetBytes() - budget.targetBytes() / 16;
+    }
+
+    /** The bytes the evictor brings the cache back to. */
+    public long targetBytes() {
+        return budget.targetBytes();
     }
 
     /**

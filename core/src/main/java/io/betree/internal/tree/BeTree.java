@@ -296,6 +296,7 @@ public final class BeTree {
      * {@code node}, which it unpins.
      */
     private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs) {
+        boolean learned = false;
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
@@ -313,14 +314,30 @@ public final class BeTree {
             if (!leaf.mayContain(at, KeyFilter.hash(key))) {
                 return null;
             }
-            Basement b = store.pinBasement(leaf.basements.get(at));
+            long block = leaf.basements.get(at);
+            Basement b = store.pinBasementIfCached(block);
+            if (b == null) {
+                SegmentLayout known = store.layoutOf(block, leaf.layout(at));
+                if (known != null && store.preferSegmentRead(block)) {
+                    byte[] found = store.readByLayout(block, known, key, snapshotTs);
+                    if (found != NodeStore.OUT_OF_DATE) {
+                        return found;
+                    }
+                }
+                b = store.pinBasement(block);
+                SegmentLayout stored = b.storedLayout();
+                if (stored != null && stored != leaf.layout(at)) {
+                    leaf.learned(at, stored); // the leaf's next image carries it to later reads
+                    learned = true;
+                }
+            }
             try {
                 return b.get(key, snapshotTs);
             } finally {
                 store.unpin(b, false);
             }
         } finally {
-            store.unpin(node, false);
+            store.unpin(node, learned);
         }
     }
 

@@ -8,17 +8,24 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A leaf: the ordered list of its basements (block numbers, sizes and key filters) and the pivot
- * keys between them. The entries themselves live in the {@link Basement} blocks, which are cached
- * on their own; the filters stay with the leaf, so a point read of a key that a basement lacks
- * usually ends here.
+ * A leaf: the ordered list of its basements (block numbers, sizes, key filters and segment
+ * layouts) and the pivot keys between them. The entries themselves live in the {@link Basement}
+ * blocks, which are cached on their own; the filters stay with the leaf, so a point read of a key
+ * that a basement lacks usually ends here, and so do the layouts, so a point read of an uncached
+ * basement reads one segment of it ({@link SegmentLayout}).
  *
  * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
  * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
- * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
+ * {@link KeyFilter}, then per basement a byte (1 when a layout follows, else 0) and its layout.
+ * Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
+ *
+ * <p>A layout is what the leaf last learned of its basement's stored version: from the basement
+ * itself as it was stored ({@link BasementLayouts}), or from a read of it. It may be out of date,
+ * which a read by it detects. Layouts are replaced whole, also while readers use the leaf: each is
+ * immutable, and an out-of-date one costs a read only.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
- * block, size and filter together. Not thread-safe: callers hold the leaf's latch.
+ * block, size, filter and layout together. Not thread-safe otherwise: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
     static final byte TAG = 'L';
@@ -29,18 +36,22 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
+    private final List<SegmentLayout> layouts;
+    private final BasementLayouts stored;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
 
-    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
-            List<Integer> sizes, List<KeyFilter> filters) {
+    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, BasementLayouts stored, List<byte[]> pivots,
+            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters, List<SegmentLayout> layouts) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
+        this.stored = stored;
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
         this.filters = filters;
+        this.layouts = layouts;
     }
 
     /**
@@ -48,9 +59,10 @@ final class LeafNode extends CacheEntry {
      * leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException} or
      * IndexOutOfBounds on bad bytes.
      */
-    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
+            BasementLayouts stored) {
         try {
-            LeafNode leaf = parse(blockNumber, in, codec, memory);
+            LeafNode leaf = parse(blockNumber, in, codec, memory, stored);
             leaf.image = in;
             return leaf;
         } catch (RuntimeException e) {
@@ -59,7 +71,8 @@ final class LeafNode extends CacheEntry {
         }
     }
 
-    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
+            BasementLayouts stored) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not a leaf node");
         }
@@ -86,10 +99,18 @@ final class LeafNode extends CacheEntry {
         for (int i = 0; i < n; i++) {
             filters.add(KeyFilter.read(memory, in));
         }
+        List<SegmentLayout> layouts = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            byte present = in.readByte();
+            if (present != 0 && present != 1) {
+                throw new IllegalArgumentException("bad layout marker " + present);
+            }
+            layouts.add(present == 1 ? SegmentLayout.read(in, Integer.MAX_VALUE) : null);
+        }
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters);
+        return new LeafNode(blockNumber, codec, memory, stored, pivots, blocks, sizes, filters, layouts);
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -100,6 +121,19 @@ final class LeafNode extends CacheEntry {
     /** False only if basement {@code b} holds no row of the key with this {@link KeyFilter#hash}. */
     boolean mayContain(int b, long keyHash) {
         return filters.get(b).mayContain(keyHash);
+    }
+
+    /** What the leaf knows of how basement {@code b} is stored, or null; possibly out of date. */
+    SegmentLayout layout(int b) {
+        return layouts.get(b);
+    }
+
+    /**
+     * Records how basement {@code b} is stored now, as a read of it found; a reader may call this
+     * with the leaf pinned, the caller then unpins it modified.
+     */
+    void learned(int b, SegmentLayout layout) {
+        layouts.set(b, layout);
     }
 
     /** Total bytes of all basements. */
@@ -160,6 +194,7 @@ final class LeafNode extends CacheEntry {
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
         filters.add(b + 1, KeyFilter.of(memory, right));
+        layouts.add(b + 1, null);
     }
 
     /**
@@ -170,6 +205,7 @@ final class LeafNode extends CacheEntry {
         pivots.remove(pivot);
         basementBytes.remove(b);
         filters.remove(b).release();
+        layouts.remove(b);
         return basements.remove(b);
     }
 
@@ -185,11 +221,12 @@ final class LeafNode extends CacheEntry {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), moved);
+                new ArrayList<>(basementBytes.subList(start, end)), moved, new ArrayList<>(layouts.subList(start, end)));
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
         filters.subList(start, end).clear();
+        layouts.subList(start, end).clear();
         return separator;
     }
 
@@ -199,6 +236,7 @@ final class LeafNode extends CacheEntry {
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
+        layouts.addAll(right.layouts);
         for (KeyFilter f : right.filters) {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
@@ -207,7 +245,8 @@ final class LeafNode extends CacheEntry {
 
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
-        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
+        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters,
+                List<SegmentLayout> layouts);
     }
 
     @Override
@@ -221,12 +260,28 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
+        for (SegmentLayout l : layouts) {
+            bytes += l == null ? 8 : l.memoryBytes();
+        }
         return bytes;
     }
 
+    /**
+     * Adopts the layouts the basements were stored with since this leaf last did, which
+     * {@link #serialize} (called right after) then writes.
+     */
     @Override
     public int serializedSizeBound() {
-        int size = 5 + basements.size() * 12;
+        for (int i = 0; i < basements.size(); i++) {
+            SegmentLayout fresh = stored.take(basements.get(i));
+            if (fresh != null) {
+                layouts.set(i, fresh);
+            }
+        }
+        int size = 5 + basements.size() * 13;
+        for (SegmentLayout l : layouts) {
+            size += l == null ? 0 : l.serializedSize();
+        }
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
@@ -247,6 +302,13 @@ final class LeafNode extends CacheEntry {
         }
         for (KeyFilter f : filters) {
             f.write(out);
+        }
+        for (SegmentLayout l : layouts) {
+            if (l == null) {
+                out.writeByte(0);
+            } else {
+                l.write(out.writeByte(1));
+            }
         }
     }
 

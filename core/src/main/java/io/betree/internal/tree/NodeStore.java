@@ -7,6 +7,8 @@ import io.betree.internal.cache.NodeCache;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -15,9 +17,17 @@ import java.util.List;
  * nodes under fresh block numbers and freeing them.
  */
 final class NodeStore {
+    /** What {@link #readByLayout} returns when the layout no longer describes the stored basement. */
+    static final byte[] OUT_OF_DATE = new byte[0];
+
     private final NodeCache cache;
     private final BlockFile file;
     private volatile BlockCompressor codec;
+    private final BasementLayouts layouts = new BasementLayouts();
+    /** Basements lately read by one segment; see {@link #preferSegmentRead}. */
+    private final java.util.Set<Long> recentSegmentReads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Point reads answered by one segment of an uncached basement. */
+    private final java.util.concurrent.atomic.LongAdder segmentReads = new java.util.concurrent.atomic.LongAdder();
 
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
@@ -27,6 +37,11 @@ final class NodeStore {
 
     NodeMemory memory() {
         return cache.memory();
+    }
+
+    /** Point reads answered by one segment of a basement not in the cache, since the tree opened. */
+    long segmentReads() {
+        return segmentReads.sum();
     }
 
     BlockCompressor codec() {
@@ -67,6 +82,80 @@ final class NodeStore {
             throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
         }
         return (Basement) e;
+    }
+
+    /**
+     * Pins basement {@code block} if the cache holds it; null if not, and then the block file holds
+     * its newest version for as long as the caller keeps the leaf from changing.
+     */
+    Basement pinBasementIfCached(long block) {
+        CacheEntry e = cache.pinIfPresent(block, CacheEntry.class);
+        if (e != null && !(e instanceof Basement)) {
+            cache.release(e, false);
+            throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
+        }
+        return (Basement) e;
+    }
+
+    /**
+     * Whether a point read of basement {@code block}, not cached, should read one segment of it
+     * rather than the whole block: when the cache is full, and the basement was not read by a
+     * segment lately. A full cache makes a whole basement, fetched for one row, displace as much
+     * of what is cached; a basement read twice while it would still have been cached is worth
+     * caching (the recent ones are remembered as the "ghost" entries of ARC are).
+     */
+    boolean preferSegmentRead(long block) {
+        if (!cache.full()) {
+            return false;
+        }
+        if (recentSegmentReads.remove(block)) {
+            return false;
+        }
+        if (recentSegmentReads.size() >= Math.max(64, cache.targetBytes() / (64 << 10))) {
+            recentSegmentReads.clear(); // a new window: approximate, and cheap
+        }
+        recentSegmentReads.add(block);
+        return true;
+    }
+
+    /**
+     * The newest layout known for basement {@code block}: one it was stored with since its leaf
+     * last recorded one, else {@code recorded} (the leaf's).
+     */
+    SegmentLayout layoutOf(long block, SegmentLayout recorded) {
+        SegmentLayout fresh = layouts.peek(block);
+        return fresh != null ? fresh : recorded;
+    }
+
+    /**
+     * The value of {@code key} a snapshot at {@code snapshotTs} sees in basement {@code block}
+     * (not cached), read from the one segment of its stored form that {@code layout} says could
+     * hold it: the value, null, or {@link #OUT_OF_DATE} when the block no longer has that layout.
+     */
+    byte[] readByLayout(long block, SegmentLayout layout, byte[] key, long snapshotTs) {
+        if (layout.segmentCount() == 0) {
+            return OUT_OF_DATE; // nothing to check the layout against
+        }
+        int s = Math.max(0, layout.segmentFor(key)); // before the first key: segment 0 vouches for the layout
+        ByteBuffer span = ByteBuffer.allocate(layout.span(s));
+        try {
+            if (!file.readPart(block, layout.offset(s), span) || !layout.matches(s, span.flip())) {
+                return OUT_OF_DATE;
+            }
+        } catch (IOException e) {
+            throw new io.betree.internal.fault.BetreeIOException("reading block " + block + " of " + file.path(), e);
+        }
+        segmentReads.increment();
+        if (layout.segmentFor(key) < 0) {
+            return null;
+        }
+        try {
+            ByteBuffer rows = SegmentedBasement.segmentRows(layout, s, span);
+            return Basement.find(rows, 0, rows.limit(), key, snapshotTs);
+        } catch (RuntimeException e) { // the segment passed its checksum: its writer erred
+            throw new CorruptionException(file.path(), block, "malformed basement segment " + s + ": " + e.getMessage(),
+                    e);
+        }
     }
 
     /**
@@ -276,10 +365,18 @@ final class NodeStore {
         byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
         try {
             switch (tag) {
-                case Basement.TAG:
-                    return Basement.load(block, data, memory(), codec);
+                case SegmentedBasement.TAG:
+                    try {
+                        SegmentLayout layout = SegmentedBasement.layout(data);
+                        Basement b = Basement.load(block, SegmentedBasement.rows(data, layout, memory()), memory(),
+                                codec, layouts);
+                        b.storedWith(layout);
+                        return b;
+                    } finally {
+                        memory().release(data);
+                    }
                 case LeafNode.TAG:
-                    return LeafNode.read(block, data, codec, memory()); // takes data
+                    return LeafNode.read(block, data, codec, memory(), layouts); // takes data
                 case InternalNode.TAG:
                     try {
                         return InternalNode.read(block, data, codec);
@@ -303,7 +400,7 @@ final class NodeStore {
 
     /** A new, empty basement, pinned and dirty. */
     Basement newBasement() {
-        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec);
+        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec, layouts);
         cache.add(b);
         return b;
     }
@@ -326,16 +423,20 @@ final class NodeStore {
         sizes.add(b.bytes());
         List<KeyFilter> filters = new ArrayList<>();
         filters.add(KeyFilter.of(memory(), b));
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks, sizes,
-                filters);
+        List<SegmentLayout> known = new ArrayList<>();
+        known.add(null);
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), layouts, new ArrayList<>(), blocks,
+                sizes, filters, known);
         cache.release(b, true);
         cache.add(leaf);
         return leaf;
     }
 
     /** A new leaf over existing basements, pinned and dirty. */
-    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes, filters);
+    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters,
+            List<SegmentLayout> known) {
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), layouts, pivots, basements, sizes,
+                filters, known);
         cache.add(leaf);
         return leaf;
     }
@@ -391,12 +492,14 @@ final class NodeStore {
 
     /** Drops a pinned entry and frees its block number. */
     void free(CacheEntry e) {
+        layouts.forget(e.blockNumber());
         cache.discard(e);
         file.freeBlockNumber(e.blockNumber());
     }
 
     /** Frees an unpinned block given by number, dropping any cached copy without loading it. */
     void freeBlock(long block) {
+        layouts.forget(block);
         cache.discardIfCached(block);
         file.freeBlockNumber(block);
     }
