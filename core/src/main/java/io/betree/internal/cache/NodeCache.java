@@ -44,6 +44,8 @@ public final class NodeCache {
     /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
+    /** When the evictor last dropped an entry ({@link System#nanoTime}); see {@link #full}. */
+    private volatile long lastEvictionNanos = System.nanoTime() - 2_000_000_000L;
     private final CheckpointImages checkpoint = new CheckpointImages();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -283,11 +285,14 @@ public final class NodeCache {
     }
 
     /**
-     * Whether the cache holds about as much as its eviction target: an entry brought in now makes
-     * the evictor drop another. Read without the lock; a figure a moment old will do.
+     * Whether the cache is full: it holds about as much as its eviction target, or the evictor
+     * dropped an entry within the last second, so that an entry brought in now makes it drop
+     * another. The evictor works in bursts that leave the cache well below its target for a
+     * moment; the second bridges them. Read without the lock; a figure a moment old will do.
      */
     public boolean full() {
-        return budget.heldBytes() >= budget.targetBytes() - budget.targetBytes() / 16;
+        return budget.heldBytes() >= budget.targetBytes() - budget.targetBytes() / 16
+                || System.nanoTime() - lastEvictionNanos < 1_000_000_000L;
     }
 
     /** The bytes the evictor brings the cache back to. */
@@ -520,6 +525,7 @@ public final class NodeCache {
                 remove(victim);
                 victim.releaseMemory();
                 evictions++;
+                lastEvictionNanos = System.nanoTime();
                 roomMade.signalAll();
                 continue;
             }
@@ -589,6 +595,7 @@ public final class NodeCache {
                     remove(victim);
                     victim.releaseMemory();
                     evictions++;
+                    lastEvictionNanos = System.nanoTime();
                 } else {
                     victim.unclaim();
                 }
