@@ -32,13 +32,9 @@ public final class Basement extends CacheEntry {
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
-    /** Told of every layout this basement is stored with; null for one that is never stored. */
-    private final BasementLayouts layouts;
     /** The write id of the last serialization and the modification count it was drawn at. */
     private long writeId;
     private long writeIdAt = -1;
-    /** The layout of the version last read or written; null for a basement never stored. */
-    private volatile SegmentLayout storedLayout;
     private ByteBuf data;
     private ByteBuf index;
     /** Views of {@code data} and {@code index} for reads ({@link NodeMemory#view}); replaced with them. */
@@ -46,12 +42,11 @@ public final class Basement extends CacheEntry {
     private ByteBuffer indexView;
     private int count;
 
-    private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, BasementLayouts layouts, ByteBuf data,
-            ByteBuf index, int count) {
+    private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index,
+            int count) {
         super(blockNumber);
         this.memory = memory;
         this.codec = codec;
-        this.layouts = layouts;
         setData(data);
         setIndex(index);
         this.count = count;
@@ -69,14 +64,9 @@ public final class Basement extends CacheEntry {
 
     /** A basement with no rows, whose segments are compressed with {@code codec}. */
     static Basement empty(long blockNumber, NodeMemory memory, BlockCompressor codec) {
-        return empty(blockNumber, memory, codec, null);
-    }
-
-    /** As {@link #empty(long, NodeMemory, BlockCompressor)}, telling {@code layouts} of how it is stored. */
-    static Basement empty(long blockNumber, NodeMemory memory, BlockCompressor codec, BasementLayouts layouts) {
         ByteBuf data = memory.allocate(256);
         data.writeByte(TAG).writeInt(0);
-        return new Basement(blockNumber, memory, codec, layouts, data, memory.allocate(64), 0);
+        return new Basement(blockNumber, memory, codec, data, memory.allocate(64), 0);
     }
 
     /**
@@ -88,8 +78,7 @@ public final class Basement extends CacheEntry {
      *
      * @throws IllegalArgumentException if the bytes are not a well-formed basement
      */
-    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec,
-            BasementLayouts layouts) {
+    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
         ByteBuf index = null;
         try {
             if (data.readableBytes() < HEADER || data.getByte(0) != TAG) {
@@ -119,7 +108,7 @@ public final class Basement extends CacheEntry {
             if (off != end) {
                 throw new IllegalArgumentException("trailing bytes after the last row");
             }
-            return new Basement(blockNumber, memory, codec, layouts, data, index, n);
+            return new Basement(blockNumber, memory, codec, data, index, n);
         } catch (RuntimeException e) {
             memory.release(data);
             memory.release(index);
@@ -528,7 +517,7 @@ public final class Basement extends CacheEntry {
         for (int p = from; p < count; p++) {
             rightIndex.writeInt(offset(p) - start + HEADER);
         }
-        Basement right = new Basement(blockNumber, memory, codec, layouts, rightData, rightIndex, count - from);
+        Basement right = new Basement(blockNumber, memory, codec, rightData, rightIndex, count - from);
         data.writerIndex(start);
         index.writerIndex(from * 4);
         count = from;
@@ -579,16 +568,6 @@ public final class Basement extends CacheEntry {
         data.setInt(1, count);
     }
 
-    /** The layout of the version last read or written, or null. */
-    SegmentLayout storedLayout() {
-        return storedLayout;
-    }
-
-    /** Records the layout of the stored version this basement was read from. */
-    void storedWith(SegmentLayout layout) {
-        storedLayout = layout;
-    }
-
     @Override
     public BlockCompressor compressor() {
         return STORED_AS_IS;
@@ -601,7 +580,7 @@ public final class Basement extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
-        return SegmentedBasement.sizeBound(this, SegmentedBasement.cuts(this), codec);
+        return SegmentedBasement.sizeBound(this, SegmentedBasement.cuts(this, codec), codec);
     }
 
     /**
@@ -615,19 +594,17 @@ public final class Basement extends CacheEntry {
             writeId = SegmentedBasement.newWriteId();
             writeIdAt = version;
         }
-        SegmentLayout layout = SegmentedBasement.write(this, SegmentedBasement.cuts(this), codec, writeId, out);
-        storedLayout = layout;
-        if (layouts != null) {
-            layouts.stored(blockNumber(), layout);
-        }
+        SegmentedBasement.write(this, SegmentedBasement.cuts(this, codec), codec, writeId, out);
     }
 
     /**
-     * Writes a stored form of the rows as {@link #serialize} does, but under a write id of its own
-     * and telling nobody: for a check, not a write. {@code out} has {@link #serializedSizeBound} bytes.
+     * Writes a stored form of the rows as {@link #serialize} does, but uncompressed, under a write
+     * id of its own and telling nobody: for a check, not a write. {@code out} has
+     * {@link #serializedSizeBound} bytes.
      */
     SegmentLayout writeCheckCopy(ByteBuf out) {
-        return SegmentedBasement.write(this, SegmentedBasement.cuts(this), codec, SegmentedBasement.newWriteId(), out);
+        return SegmentedBasement.write(this, SegmentedBasement.cuts(this, codec), STORED_AS_IS,
+                SegmentedBasement.newWriteId(), out);
     }
 
     @Override

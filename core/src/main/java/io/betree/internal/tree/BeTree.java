@@ -317,17 +317,17 @@ public final class BeTree {
             long block = leaf.basements.get(at);
             Basement b = store.pinBasementIfCached(block);
             if (b == null) {
-                SegmentLayout known = store.layoutOf(block, leaf.layout(at));
+                SegmentLayout known = leaf.layout(at);
                 if (known != null && store.preferSegmentRead(block)) {
                     byte[] found = store.readByLayout(block, known, key, snapshotTs);
                     if (found != NodeStore.OUT_OF_DATE) {
                         return found;
                     }
                 }
-                b = store.pinBasement(block);
-                SegmentLayout stored = b.storedLayout();
-                if (stored != null && stored != leaf.layout(at)) {
-                    leaf.learned(at, stored); // the leaf's next image carries it to later reads
+                SegmentLayout[] loadedWith = new SegmentLayout[1];
+                b = store.pinBasement(block, loadedWith);
+                if (loadedWith[0] != null && (known == null || loadedWith[0].writeId != known.writeId)) {
+                    leaf.learned(at, loadedWith[0]); // the leaf's next image carries it on
                     learned = true;
                 }
             }

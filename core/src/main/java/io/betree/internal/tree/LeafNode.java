@@ -19,10 +19,9 @@ import java.util.List;
  * {@link KeyFilter}, then per basement a byte (1 when a layout follows, else 0) and its layout.
  * Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
  *
- * <p>A layout is what the leaf last learned of its basement's stored version: from the basement
- * itself as it was stored ({@link BasementLayouts}), or from a read of it. It may be out of date,
- * which a read by it detects. Layouts are replaced whole, also while readers use the leaf: each is
- * immutable, and an out-of-date one costs a read only.
+ * <p>A layout is what the leaf last learned of its basement's stored version ({@link LeafLayouts}):
+ * from the leaf's image, or from a read of the basement. It may be out of date, which a read by it
+ * detects, and costs a read only then.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
  * block, size, filter and layout together. Not thread-safe otherwise: callers hold the leaf's latch.
@@ -36,17 +35,20 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
-    private final List<SegmentLayout> layouts;
-    private final BasementLayouts stored;
+    private final LeafLayouts layouts;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
 
-    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, BasementLayouts stored, List<byte[]> pivots,
-            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters, List<SegmentLayout> layouts) {
+    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
+            List<Integer> sizes, List<KeyFilter> filters, List<SegmentLayout> layouts) {
+        this(blockNumber, codec, memory, pivots, basements, sizes, filters, LeafLayouts.of(memory, layouts));
+    }
+
+    private LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots,
+            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters, LeafLayouts layouts) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
-        this.stored = stored;
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
@@ -59,10 +61,9 @@ final class LeafNode extends CacheEntry {
      * leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException} or
      * IndexOutOfBounds on bad bytes.
      */
-    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
-            BasementLayouts stored) {
+    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
         try {
-            LeafNode leaf = parse(blockNumber, in, codec, memory, stored);
+            LeafNode leaf = parse(blockNumber, in, codec, memory);
             leaf.image = in;
             return leaf;
         } catch (RuntimeException e) {
@@ -71,8 +72,7 @@ final class LeafNode extends CacheEntry {
         }
     }
 
-    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
-            BasementLayouts stored) {
+    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not a leaf node");
         }
@@ -99,18 +99,22 @@ final class LeafNode extends CacheEntry {
         for (int i = 0; i < n; i++) {
             filters.add(KeyFilter.read(memory, in));
         }
-        List<SegmentLayout> layouts = new ArrayList<>(n);
+        List<Integer> at = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             byte present = in.readByte();
             if (present != 0 && present != 1) {
                 throw new IllegalArgumentException("bad layout marker " + present);
             }
-            layouts.add(present == 1 ? SegmentLayout.read(in, Integer.MAX_VALUE) : null);
+            at.add(present == 1 ? in.readerIndex() : -1);
+            if (present == 1) {
+                SegmentLayout.read(in, Integer.MAX_VALUE); // checked now, copied out when used
+            }
         }
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, stored, pivots, blocks, sizes, filters, layouts);
+        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters,
+                new LeafLayouts(memory, in, at));
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -130,10 +134,10 @@ final class LeafNode extends CacheEntry {
 
     /**
      * Records how basement {@code b} is stored now, as a read of it found; a reader may call this
-     * with the leaf pinned, the caller then unpins it modified.
+     * with the leaf pinned, and then unpins it modified.
      */
     void learned(int b, SegmentLayout layout) {
-        layouts.set(b, layout);
+        layouts.learn(b, layout);
     }
 
     /** Total bytes of all basements. */
@@ -194,7 +198,7 @@ final class LeafNode extends CacheEntry {
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
         filters.add(b + 1, KeyFilter.of(memory, right));
-        layouts.add(b + 1, null);
+        layouts.insertNone(b + 1);
     }
 
     /**
@@ -221,12 +225,12 @@ final class LeafNode extends CacheEntry {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), moved, new ArrayList<>(layouts.subList(start, end)));
+                new ArrayList<>(basementBytes.subList(start, end)), moved, layouts.cut(start, end));
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
         filters.subList(start, end).clear();
-        layouts.subList(start, end).clear();
+
         return separator;
     }
 
@@ -236,7 +240,7 @@ final class LeafNode extends CacheEntry {
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
-        layouts.addAll(right.layouts);
+        layouts.addAll(right.layouts.cut(0, right.basements.size()));
         for (KeyFilter f : right.filters) {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
@@ -260,28 +264,12 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
-        for (SegmentLayout l : layouts) {
-            bytes += l == null ? 8 : l.memoryBytes();
-        }
-        return bytes;
+        return bytes + layouts.memoryBytes();
     }
 
-    /**
-     * Adopts the layouts the basements were stored with since this leaf last did, which
-     * {@link #serialize} (called right after) then writes.
-     */
     @Override
     public int serializedSizeBound() {
-        for (int i = 0; i < basements.size(); i++) {
-            SegmentLayout fresh = stored.take(basements.get(i));
-            if (fresh != null) {
-                layouts.set(i, fresh);
-            }
-        }
-        int size = 5 + basements.size() * 13;
-        for (SegmentLayout l : layouts) {
-            size += l == null ? 0 : l.serializedSize();
-        }
+        int size = 5 + basements.size() * 12 + layouts.serializedSize();
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
@@ -303,19 +291,14 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             f.write(out);
         }
-        for (SegmentLayout l : layouts) {
-            if (l == null) {
-                out.writeByte(0);
-            } else {
-                l.write(out.writeByte(1));
-            }
-        }
+        layouts.write(out);
     }
 
     @Override
     protected void releaseMemory() {
         filters.forEach(KeyFilter::release);
         filters.clear();
+        layouts.release();
         memory.release(image);
         image = null;
     }

@@ -19,11 +19,13 @@ import java.util.List;
 final class NodeStore {
     /** What {@link #readByLayout} returns when the layout no longer describes the stored basement. */
     static final byte[] OUT_OF_DATE = new byte[0];
+    private static final int KEPT_SCRATCH = 256 << 10;
+    private static final ThreadLocal<ByteBuffer> SPAN = new ThreadLocal<>();
+    private static final ThreadLocal<ByteBuffer> ROWS = new ThreadLocal<>();
 
     private final NodeCache cache;
     private final BlockFile file;
     private volatile BlockCompressor codec;
-    private final BasementLayouts layouts = new BasementLayouts();
     /** Basements lately read by one segment; see {@link #preferSegmentRead}. */
     private final java.util.Set<Long> recentSegmentReads = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Point reads answered by one segment of an uncached basement. */
@@ -76,7 +78,15 @@ final class NodeStore {
     }
 
     Basement pinBasement(long block) {
-        CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
+        return pinBasement(block, null);
+    }
+
+    /**
+     * Pins basement {@code block}; if this call reads it from the file, the layout it was stored
+     * with goes to {@code loadedWith[0]} (when {@code loadedWith} is not null).
+     */
+    Basement pinBasement(long block, SegmentLayout[] loadedWith) {
+        CacheEntry e = cache.pin(block, CacheEntry.class, (b, data) -> load(b, data, loadedWith));
         if (!(e instanceof Basement)) {
             cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
@@ -119,12 +129,20 @@ final class NodeStore {
     }
 
     /**
-     * The newest layout known for basement {@code block}: one it was stored with since its leaf
-     * last recorded one, else {@code recorded} (the leaf's).
+     * A heap buffer of the thread's for {@code bytes}, position 0 and limit {@code bytes}: point
+     * reads by segment run by the thousand a second, and each needs two (compressed, uncompressed).
+     * A thread keeps buffers up to {@link #KEPT_SCRATCH} bytes.
      */
-    SegmentLayout layoutOf(long block, SegmentLayout recorded) {
-        SegmentLayout fresh = layouts.peek(block);
-        return fresh != null ? fresh : recorded;
+    private static ByteBuffer scratch(ThreadLocal<ByteBuffer> kept, int bytes) {
+        ByteBuffer b = kept.get();
+        if (b != null && b.capacity() >= bytes) {
+            return b.clear().limit(bytes);
+        }
+        b = ByteBuffer.allocate(Math.max(bytes, 8 << 10));
+        if (b.capacity() <= KEPT_SCRATCH) {
+            kept.set(b);
+        }
+        return b.limit(bytes);
     }
 
     /**
@@ -137,7 +155,7 @@ final class NodeStore {
             return OUT_OF_DATE; // nothing to check the layout against
         }
         int s = Math.max(0, layout.segmentFor(key)); // before the first key: segment 0 vouches for the layout
-        ByteBuffer span = ByteBuffer.allocate(layout.span(s));
+        ByteBuffer span = scratch(SPAN, layout.span(s));
         try {
             if (!file.readPart(block, layout.offset(s), span) || !layout.matches(s, span.flip())) {
                 return OUT_OF_DATE;
@@ -150,7 +168,7 @@ final class NodeStore {
             return null;
         }
         try {
-            ByteBuffer rows = SegmentedBasement.segmentRows(layout, s, span);
+            ByteBuffer rows = SegmentedBasement.segmentRows(layout, s, span, scratch(ROWS, layout.rawLength(s)));
             return Basement.find(rows, 0, rows.limit(), key, snapshotTs);
         } catch (RuntimeException e) { // the segment passed its checksum: its writer erred
             throw new CorruptionException(file.path(), block, "malformed basement segment " + s + ": " + e.getMessage(),
@@ -362,21 +380,26 @@ final class NodeStore {
     }
 
     private CacheEntry load(long block, ByteBuf data) {
+        return load(block, data, null);
+    }
+
+    /** Parses a fetched block; a basement's layout goes to {@code loadedWith[0]} when that is not null. */
+    private CacheEntry load(long block, ByteBuf data, SegmentLayout[] loadedWith) {
         byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
         try {
             switch (tag) {
                 case SegmentedBasement.TAG:
                     try {
                         SegmentLayout layout = SegmentedBasement.layout(data);
-                        Basement b = Basement.load(block, SegmentedBasement.rows(data, layout, memory()), memory(),
-                                codec, layouts);
-                        b.storedWith(layout);
-                        return b;
+                        if (loadedWith != null) {
+                            loadedWith[0] = layout;
+                        }
+                        return Basement.load(block, SegmentedBasement.rows(data, layout, memory()), memory(), codec);
                     } finally {
                         memory().release(data);
                     }
                 case LeafNode.TAG:
-                    return LeafNode.read(block, data, codec, memory(), layouts); // takes data
+                    return LeafNode.read(block, data, codec, memory()); // takes data
                 case InternalNode.TAG:
                     try {
                         return InternalNode.read(block, data, codec);
@@ -400,7 +423,7 @@ final class NodeStore {
 
     /** A new, empty basement, pinned and dirty. */
     Basement newBasement() {
-        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec, layouts);
+        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec);
         cache.add(b);
         return b;
     }
@@ -425,7 +448,7 @@ final class NodeStore {
         filters.add(KeyFilter.of(memory(), b));
         List<SegmentLayout> known = new ArrayList<>();
         known.add(null);
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), layouts, new ArrayList<>(), blocks,
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks,
                 sizes, filters, known);
         cache.release(b, true);
         cache.add(leaf);
@@ -435,7 +458,7 @@ final class NodeStore {
     /** A new leaf over existing basements, pinned and dirty. */
     LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters,
             List<SegmentLayout> known) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), layouts, pivots, basements, sizes,
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes,
                 filters, known);
         cache.add(leaf);
         return leaf;
@@ -492,14 +515,12 @@ final class NodeStore {
 
     /** Drops a pinned entry and frees its block number. */
     void free(CacheEntry e) {
-        layouts.forget(e.blockNumber());
         cache.discard(e);
         file.freeBlockNumber(e.blockNumber());
     }
 
     /** Frees an unpinned block given by number, dropping any cached copy without loading it. */
     void freeBlock(long block) {
-        layouts.forget(block);
         cache.discardIfCached(block);
         file.freeBlockNumber(block);
     }

@@ -19,7 +19,8 @@ import java.util.zip.CRC32C;
  * <p>Form (big-endian): segment codec id (1), row count (4), write id (8), segment count (2), then
  * per segment its first key (length 2, bytes), row count (4), uncompressed length (4), stored
  * length (4) and CRC32C (4). A segment is stored compressed exactly when its stored length is
- * less than its uncompressed length. Immutable.
+ * less than its uncompressed length. Immutable; held as that form, which a leaf keeps for each of
+ * its basements, and walked when read (a few dozen segments at most).
  */
 final class SegmentLayout {
     /** Bytes before a segment's stored bytes: the write id. */
@@ -30,30 +31,29 @@ final class SegmentLayout {
     final int codecId;
     final int rowCount;
     final long writeId;
-    private final byte[][] firstKeys;
-    private final int[] rowCounts;
-    private final int[] rawLengths;
-    private final int[] storedLengths;
-    private final int[] crcs;
-    /** Offset of each segment (its write id) from the start of the block's payload. */
-    private final int[] offsets;
+    /** The form above. */
+    private final byte[] form;
+    private final int segments;
 
-    SegmentLayout(int codecId, int rowCount, long writeId, byte[][] firstKeys, int[] rowCounts, int[] rawLengths,
-            int[] storedLengths, int[] crcs) {
-        this.codecId = codecId;
-        this.rowCount = rowCount;
-        this.writeId = writeId;
-        this.firstKeys = firstKeys;
-        this.rowCounts = rowCounts;
-        this.rawLengths = rawLengths;
-        this.storedLengths = storedLengths;
-        this.crcs = crcs;
-        this.offsets = new int[firstKeys.length];
-        int at = 1 + serializedSize(firstKeys);
+    private SegmentLayout(byte[] form) {
+        ByteBuffer b = ByteBuffer.wrap(form);
+        this.form = form;
+        this.codecId = b.get(0) & 0xff;
+        this.rowCount = b.getInt(1);
+        this.writeId = b.getLong(5);
+        this.segments = b.getShort(13) & 0xffff;
+    }
+
+    /** The layout of segments with these first keys and figures. */
+    static SegmentLayout of(int codecId, int rowCount, long writeId, byte[][] firstKeys, int[] rowCounts,
+            int[] rawLengths, int[] storedLengths, int[] crcs) {
+        ByteBuffer b = ByteBuffer.allocate(serializedSize(firstKeys));
+        b.put((byte) codecId).putInt(rowCount).putLong(writeId).putShort((short) firstKeys.length);
         for (int s = 0; s < firstKeys.length; s++) {
-            offsets[s] = at;
-            at += SEGMENT_PREFIX + storedLengths[s];
+            b.putShort((short) firstKeys[s].length).put(firstKeys[s]);
+            b.putInt(rowCounts[s]).putInt(rawLengths[s]).putInt(storedLengths[s]).putInt(crcs[s]);
         }
+        return new SegmentLayout(b.array());
     }
 
     /** Bytes of the form for segments with these first keys. */
@@ -72,107 +72,139 @@ final class SegmentLayout {
      * @throws IllegalArgumentException if the form is malformed
      */
     static SegmentLayout read(ByteBuf in, int payloadBytes) {
-        int codecId = in.readUnsignedByte();
+        int start = in.readerIndex();
+        in.skipBytes(1);
         int rows = in.readInt();
-        long writeId = in.readLong();
+        in.skipBytes(8);
         int n = in.readUnsignedShort();
         if (rows < 0 || (n == 0) != (rows == 0) || n > in.readableBytes() / PER_SEGMENT) {
             throw new IllegalArgumentException("impossible segment layout: " + rows + " rows in " + n + " segments");
         }
-        byte[][] keys = new byte[n][];
-        int[] rowCounts = new int[n];
-        int[] raw = new int[n];
-        int[] stored = new int[n];
-        int[] crcs = new int[n];
+        byte[] previous = null;
         long rowSum = 0;
-        long storedSum = 0;
+        long end = 0;
         for (int s = 0; s < n; s++) {
-            keys[s] = new byte[in.readUnsignedShort()];
-            in.readBytes(keys[s]);
-            rowCounts[s] = in.readInt();
-            raw[s] = in.readInt();
-            stored[s] = in.readInt();
-            crcs[s] = in.readInt();
-            if (rowCounts[s] < 1 || raw[s] < 0 || stored[s] < 0 || stored[s] > raw[s]) {
+            byte[] key = new byte[in.readUnsignedShort()];
+            in.readBytes(key);
+            int segmentRows = in.readInt();
+            int raw = in.readInt();
+            int stored = in.readInt();
+            in.skipBytes(4);
+            if (segmentRows < 1 || raw < 0 || stored < 0 || stored > raw) {
                 throw new IllegalArgumentException("impossible lengths of segment " + s);
             }
-            if (s > 0 && Keys.compare(keys[s - 1], keys[s]) >= 0) {
+            if (previous != null && Keys.compare(previous, key) >= 0) {
                 throw new IllegalArgumentException("segment first keys out of order");
             }
-            rowSum += rowCounts[s];
-            storedSum += SEGMENT_PREFIX + (long) stored[s];
+            previous = key;
+            rowSum += segmentRows;
+            end += SEGMENT_PREFIX + (long) stored;
         }
         if (rowSum != rows) {
             throw new IllegalArgumentException("segments hold " + rowSum + " rows, the layout says " + rows);
         }
-        if (1 + serializedSize(keys) + storedSum > payloadBytes) {
+        byte[] form = new byte[in.readerIndex() - start];
+        in.getBytes(start, form);
+        if (1 + form.length + end > payloadBytes) {
             throw new IllegalArgumentException("segments reach past the block");
         }
-        return new SegmentLayout(codecId, rows, writeId, keys, rowCounts, raw, stored, crcs);
+        return new SegmentLayout(form);
+    }
+
+    /** The form at {@code at} in {@code buf}, which {@link #read} accepted before: copied, not checked again. */
+    static SegmentLayout copy(ByteBuf buf, int at) {
+        byte[] form = new byte[length(buf, at)];
+        buf.getBytes(at, form);
+        return new SegmentLayout(form);
+    }
+
+    /** The length of the form (well formed: {@link #read} accepted it) at {@code at} in {@code buf}. */
+    static int length(ByteBuf buf, int at) {
+        int n = buf.getUnsignedShort(at + 13);
+        int end = at + FIXED;
+        for (int s = 0; s < n; s++) {
+            end += 2 + buf.getUnsignedShort(end) + 16;
+        }
+        return end - at;
     }
 
     /** Writes the form. */
     void write(ByteBuf out) {
-        out.writeByte(codecId).writeInt(rowCount).writeLong(writeId).writeShort(firstKeys.length);
-        for (int s = 0; s < firstKeys.length; s++) {
-            out.writeShort(firstKeys[s].length).writeBytes(firstKeys[s]);
-            out.writeInt(rowCounts[s]).writeInt(rawLengths[s]).writeInt(storedLengths[s]).writeInt(crcs[s]);
-        }
+        out.writeBytes(form);
     }
 
     int serializedSize() {
-        return serializedSize(firstKeys);
+        return form.length;
     }
 
     int segmentCount() {
-        return firstKeys.length;
+        return segments;
+    }
+
+    /** Where segment {@code s}'s entry starts in the form. */
+    private int entry(int s) {
+        int at = FIXED;
+        for (int i = 0; i < s; i++) {
+            at += 2 + keyLength(at) + 16;
+        }
+        return at;
+    }
+
+    private int keyLength(int entry) {
+        return ((form[entry] & 0xff) << 8) | (form[entry + 1] & 0xff);
+    }
+
+    /** Field {@code field} (0 rows, 1 uncompressed length, 2 stored length, 3 CRC) of segment {@code s}. */
+    private int figure(int s, int field) {
+        int e = entry(s);
+        return ByteBuffer.wrap(form).getInt(e + 2 + keyLength(e) + 4 * field);
     }
 
     /** The segment that would hold {@code key}: the last whose first key is not above it, or -1 if all are. */
     int segmentFor(byte[] key) {
-        int lo = 0;
-        int hi = firstKeys.length;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (Keys.compare(firstKeys[mid], key) <= 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        ByteBuffer b = ByteBuffer.wrap(form);
+        int at = FIXED;
+        int found = -1;
+        for (int s = 0; s < segments; s++) {
+            int length = keyLength(at);
+            if (Keys.compare(b, at + 2, length, key) > 0) {
+                break;
             }
+            found = s;
+            at += 2 + length + 16;
         }
-        return lo - 1;
+        return found;
     }
 
     /** Offset from the start of the payload of segment {@code s}, its write id first. */
     int offset(int s) {
-        return offsets[s];
+        int at = 1 + form.length;
+        for (int i = 0; i < s; i++) {
+            at += span(i);
+        }
+        return at;
     }
 
     /** Bytes segment {@code s} takes in the payload: its write id and its stored bytes. */
     int span(int s) {
-        return SEGMENT_PREFIX + storedLengths[s];
+        return SEGMENT_PREFIX + storedLength(s);
     }
 
     int rawLength(int s) {
-        return rawLengths[s];
+        return figure(s, 1);
     }
 
     int storedLength(int s) {
-        return storedLengths[s];
-    }
-
-    int rows(int s) {
-        return rowCounts[s];
+        return figure(s, 2);
     }
 
     boolean compressed(int s) {
-        return storedLengths[s] < rawLengths[s];
+        return storedLength(s) < rawLength(s);
     }
 
     /** Bytes the whole payload takes: tag, this layout, then every segment. */
     int payloadBytes() {
-        int last = firstKeys.length - 1;
-        return last < 0 ? 1 + serializedSize() : offsets[last] + span(last);
+        return segments == 0 ? 1 + form.length : offset(segments - 1) + span(segments - 1);
     }
 
     /**
@@ -183,7 +215,7 @@ final class SegmentLayout {
         if (span.remaining() != span(s) || span.getLong(span.position()) != writeId) {
             return false;
         }
-        return crc(span) == crcs[s];
+        return crc(span) == figure(s, 3);
     }
 
     /** CRC32C of a segment's write id and stored bytes (position to limit; positions unchanged). */
@@ -193,12 +225,8 @@ final class SegmentLayout {
         return (int) crc.getValue();
     }
 
-    /** Heap bytes this layout takes, roughly. */
+    /** Heap bytes this layout takes. */
     long memoryBytes() {
-        long bytes = 64 + 6L * 16 + firstKeys.length * (5L * 4 + 16);
-        for (byte[] k : firstKeys) {
-            bytes += k.length;
-        }
-        return bytes;
+        return 40 + 16 + form.length;
     }
 }

@@ -30,15 +30,29 @@ final class SegmentedBasement {
     private SegmentedBasement() {
     }
 
-    /** The rows at which segments of {@code b} start (row 0 first); none for an empty basement. */
-    static int[] cuts(Basement b) {
+    /**
+     * How many bytes of rows a segment compressed with {@code codec} holds: {@link #SEGMENT_BYTES},
+     * except for xz, whose encoder takes its time to set up for every call (a model-based test run
+     * spent minutes in it at 4 KiB) and which is picked for size, not for point reads: one segment
+     * per basement.
+     */
+    static int segmentBytes(BlockCompressor codec) {
+        return "xz".equals(codec.name()) ? Integer.MAX_VALUE : SEGMENT_BYTES;
+    }
+
+    /**
+     * The rows at which segments of {@code b}, compressed with {@code codec}, start (row 0 first);
+     * none for an empty basement.
+     */
+    static int[] cuts(Basement b, BlockCompressor codec) {
+        int segmentBytes = segmentBytes(codec);
         int n = b.count();
         int[] cuts = new int[Math.max(1, n)];
         int count = 0;
         int start = BASEMENT_HEADER;
         for (int p = 0; p < n; p++) {
             int off = b.rowOffset(p);
-            if (p == 0 || (off - start >= SEGMENT_BYTES && !b.sameKeyAs(p - 1, p))) {
+            if (p == 0 || (off - start >= segmentBytes && !b.sameKeyAs(p - 1, p))) {
                 cuts[count++] = p;
                 start = off;
             }
@@ -116,7 +130,7 @@ final class SegmentedBasement {
             crcs[s] = SegmentLayout.crc(out.nioBuffer(at, SegmentLayout.SEGMENT_PREFIX + length));
             at += SegmentLayout.SEGMENT_PREFIX + length;
         }
-        SegmentLayout layout = new SegmentLayout(codec.id(), b.count(), writeId, keys, rows, raw, stored, crcs);
+        SegmentLayout layout = SegmentLayout.of(codec.id(), b.count(), writeId, keys, rows, raw, stored, crcs);
         out.writeByte(TAG);
         layout.write(out);
         out.writerIndex(at);
@@ -185,12 +199,13 @@ final class SegmentedBasement {
 
     /**
      * The rows of segment {@code s}, read as its {@link SegmentLayout#span} ({@code span}, already
-     * checked with {@link SegmentLayout#matches}), in a heap buffer of their uncompressed length.
+     * checked with {@link SegmentLayout#matches}), written to {@code rows} (which has room for
+     * their uncompressed length) and returned as a buffer over just them.
      */
-    static ByteBuffer segmentRows(SegmentLayout layout, int s, ByteBuffer span) {
+    static ByteBuffer segmentRows(SegmentLayout layout, int s, ByteBuffer span, ByteBuffer rows) {
         ByteBuffer src = span.duplicate();
         src.position(src.position() + SegmentLayout.SEGMENT_PREFIX);
-        ByteBuffer rows = ByteBuffer.allocate(layout.rawLength(s));
+        rows.clear().limit(layout.rawLength(s));
         if (layout.compressed(s)) {
             Compressors.forId(layout.codecId).decompress(src, rows, layout.rawLength(s));
         } else {

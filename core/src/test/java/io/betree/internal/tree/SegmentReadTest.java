@@ -16,6 +16,8 @@ import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -116,7 +118,7 @@ class SegmentReadTest {
             for (long k = 0; k < ROWS; k += 1_000) {
                 long block = basementOf(tree, key(k));
                 blocks.add(new long[] {k, block});
-                old.add(storedLayout(tree, block));
+                old.add(storedLayout(file, block));
             }
             for (long k = 0; k < ROWS; k++) {
                 tree.write(MessageType.PUT, key(k), value(k, 1), ++msn);
@@ -129,7 +131,7 @@ class SegmentReadTest {
                 if (basementOf(tree, key(k)) != block) {
                     continue; // split or merged away
                 }
-                SegmentLayout now = storedLayout(tree, block);
+                SegmentLayout now = storedLayout(file, block);
                 if (now.writeId == old.get(i).writeId) {
                     continue; // its updates still wait in buffers above
                 }
@@ -163,7 +165,7 @@ class SegmentReadTest {
             drainAndCheckpoint(tree, file, cache);
             byte[] key = key(ROWS / 2);
             long block = basementOf(tree, key);
-            SegmentLayout layout = storedLayout(tree, block);
+            SegmentLayout layout = storedLayout(file, block);
             int s = layout.segmentFor(key);
             long at = file.blockOffset(block) + 32 + layout.offset(s) + SegmentLayout.SEGMENT_PREFIX
                     + layout.storedLength(s) / 2;
@@ -196,13 +198,10 @@ class SegmentReadTest {
         return block;
     }
 
-    private static SegmentLayout storedLayout(BeTree tree, long block) {
-        Basement b = tree.store().pinBasement(block);
-        try {
-            return b.storedLayout();
-        } finally {
-            tree.store().unpin(b, false);
-        }
+    /** The layout at the front of the current version of basement {@code block} in the file. */
+    private static SegmentLayout storedLayout(BlockFile file, long block) throws IOException {
+        ByteBuffer payload = file.read(block, ByteBuffer::allocate);
+        return SegmentedBasement.layout(Unpooled.wrappedBuffer(payload));
     }
 
     private static long drainAndCheckpoint(BeTree tree, BlockFile file, NodeCache cache) throws Exception {

@@ -48,15 +48,15 @@ class SegmentedBasementTest {
                     byte[] key = basement.key(p);
                     int s = read.segmentFor(key);
                     assertTrue(s >= 0, "a stored key precedes the first segment");
-                    ByteBuffer segment = SegmentedBasement.segmentRows(read, s, span(stored, read, s));
+                    ByteBuffer segment = rowsOf(stored, read, s);
                     for (long snapshot : new long[] {0, 5, 50, ts}) {
                         assertArrayEquals(basement.get(key, snapshot),
                                 Basement.find(segment, 0, segment.limit(), key, snapshot), "round " + round);
                     }
                 }
                 for (int s = 1; s < read.segmentCount(); s++) {
-                    ByteBuffer before = SegmentedBasement.segmentRows(read, s - 1, span(stored, read, s - 1));
-                    ByteBuffer first = SegmentedBasement.segmentRows(read, s, span(stored, read, s));
+                    ByteBuffer before = rowsOf(stored, read, s - 1);
+                    ByteBuffer first = rowsOf(stored, read, s);
                     assertNotEquals(ByteBuffer.wrap(lastKey(before)), ByteBuffer.wrap(firstKey(first)),
                             "a key's versions straddle segments " + (s - 1) + " and " + s);
                 }
@@ -166,6 +166,10 @@ class SegmentedBasementTest {
 
     private static ByteBuffer span(ByteBuf stored, SegmentLayout layout, int s) {
         return stored.nioBuffer(stored.readerIndex() + layout.offset(s), layout.span(s));
+    }
+
+    private static ByteBuffer rowsOf(ByteBuf stored, SegmentLayout layout, int s) {
+        return SegmentedBasement.segmentRows(layout, s, span(stored, layout, s), ByteBuffer.allocate(layout.rawLength(s)));
     }
 
     private static ByteBuffer copy(ByteBuffer b) {
