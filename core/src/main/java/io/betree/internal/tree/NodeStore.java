@@ -30,6 +30,8 @@ final class NodeStore {
     private final java.util.Set<Long> recentSegmentReads = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Point reads answered by one segment of an uncached basement. */
     private final java.util.concurrent.atomic.LongAdder segmentReads = new java.util.concurrent.atomic.LongAdder();
+    /** Segment reads by a layout that no longer described the basement. */
+    private final java.util.concurrent.atomic.LongAdder outOfDateLayouts = new java.util.concurrent.atomic.LongAdder();
 
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
@@ -44,6 +46,11 @@ final class NodeStore {
     /** Point reads answered by one segment of a basement not in the cache, since the tree opened. */
     long segmentReads() {
         return segmentReads.sum();
+    }
+
+    /** Segment reads that found their layout out of date (the whole basement was read instead). */
+    long outOfDateLayouts() {
+        return outOfDateLayouts.sum();
     }
 
     BlockCompressor codec() {
@@ -158,6 +165,7 @@ final class NodeStore {
         ByteBuffer span = scratch(SPAN, layout.span(s));
         try {
             if (!file.readPart(block, layout.offset(s), span) || !layout.matches(s, span.flip())) {
+                outOfDateLayouts.increment();
                 return OUT_OF_DATE;
             }
         } catch (IOException e) {
