@@ -43,14 +43,21 @@ final class LeafLayouts {
         return l;
     }
 
-    /** The layout of basement {@code b}, copied; or null. */
+    /**
+     * The layout of basement {@code b}, copied; or null, also for a malformed one: a layout is a
+     * hint (a read by it checks what it reads), and the whole read that follows teaches a sound one.
+     */
     SegmentLayout get(int b) {
         synchronized (lock) {
             int where = at.get(b);
             if (where == NONE) {
                 return null;
             }
-            return where >= 0 ? SegmentLayout.copy(image, where) : SegmentLayout.copy(learned, -2 - where);
+            try {
+                return where >= 0 ? SegmentLayout.copy(image, where) : SegmentLayout.copy(learned, -2 - where);
+            } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+                return null;
+            }
         }
     }
 

@@ -107,7 +107,7 @@ final class LeafNode extends CacheEntry {
             }
             at.add(present == 1 ? in.readerIndex() : -1);
             if (present == 1) {
-                SegmentLayout.read(in, Integer.MAX_VALUE); // checked now, copied out when used
+                SegmentLayout.skip(in); // checked when used
             }
         }
         if (in.isReadable()) {

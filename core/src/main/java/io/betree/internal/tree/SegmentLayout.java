@@ -111,11 +111,27 @@ final class SegmentLayout {
         return new SegmentLayout(form);
     }
 
-    /** The form at {@code at} in {@code buf}, which {@link #read} accepted before: copied, not checked again. */
+    /**
+     * The form at {@code at} in {@code buf} ({@link #skip} passed over it), copied and checked.
+     *
+     * @throws IllegalArgumentException if the form is malformed
+     */
     static SegmentLayout copy(ByteBuf buf, int at) {
-        byte[] form = new byte[length(buf, at)];
-        buf.getBytes(at, form);
-        return new SegmentLayout(form);
+        return read(buf.duplicate().readerIndex(at), Integer.MAX_VALUE);
+    }
+
+    /**
+     * Moves {@code in} past a form, checking only that it lies within {@code in}: a leaf read by the
+     * thousand a second passes over its basements' layouts, and {@link #copy} checks one when used.
+     *
+     * @throws IndexOutOfBoundsException if the form runs past the end
+     */
+    static void skip(ByteBuf in) {
+        in.skipBytes(13);
+        int n = in.readUnsignedShort();
+        for (int s = 0; s < n; s++) {
+            in.skipBytes(in.readUnsignedShort() + 16);
+        }
     }
 
     /** The length of the form (well formed: {@link #read} accepted it) at {@code at} in {@code buf}. */
