@@ -530,7 +530,7 @@ class CorruptionTest {
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.ValueSource(strings = {
         "basement with an impossible entry count",
-        "basement segment whose first key runs past the end",
+        "basement entry whose key runs past the end",
         "unknown node tag",
         "leaf with no basements",
         "leaf pointing at itself as a basement",
@@ -551,16 +551,14 @@ class CorruptionTest {
     void checksumValidButMalformedDataIsReportedAsCorruption(String damage) throws Exception {
         Path dir = copy("crafted");
         Path file = dataFile(dir);
-        DataFileLayout.Block basement = firstUncompressed('S'); // a basement's block holds its segments as they are
+        DataFileLayout.Block basement = firstUncompressed('B');
         DataFileLayout.Block leaf = firstUncompressed('L');
         DataFileLayout.Block internal = firstUncompressed('I');
         switch (damage) {
-            // After the tag: segment codec (1), row count (4 at 2), write id (8), segment count (2),
-            // then segment 0's first key length (2 at 15).
             case "basement with an impossible entry count" ->
-                    rewritePayload(file, basement, p -> p.putInt(2, Integer.MAX_VALUE));
-            case "basement segment whose first key runs past the end" ->
-                    rewritePayload(file, basement, p -> p.putShort(15, (short) 0xFFFF));
+                    rewritePayload(file, basement, p -> p.putInt(1, Integer.MAX_VALUE));
+            case "basement entry whose key runs past the end" ->
+                    rewritePayload(file, basement, p -> p.putInt(7, Integer.MAX_VALUE - 3));
             case "unknown node tag" -> rewritePayload(file, leaf, p -> p.put(0, (byte) 'X'));
             case "leaf with no basements" -> rewritePayload(file, leaf, p -> p.putInt(1, 0));
             case "leaf pointing at itself as a basement" ->

@@ -163,9 +163,9 @@ public final class LeakWorkload {
             if (tagsDone.indexOf(tag) >= 0) {
                 continue;
             }
-            if (tag == 'S' && payload.getInt(2) > 2) {
-                // Lengthen segment 0's first key so that the rest of the layout no longer lines up.
-                payload.putShort(15, (short) (payload.getShort(15) + 1));
+            if (tag == 'B' && payload.getInt(1) > 2) {
+                // Lengthen entry 0's key so that the rest of the basement no longer lines up.
+                payload.putShort(5, (short) (payload.getShort(5) + 1));
             } else if (tag == 'I') {
                 // The first child's message buffer claims a negative size.
                 payload.putInt(22, -1);

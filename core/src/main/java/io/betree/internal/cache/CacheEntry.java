@@ -129,11 +129,6 @@ public abstract class CacheEntry {
         return 0;
     }
 
-    /** How many times the entry was unpinned modified: unchanged means the contents are too. */
-    protected final long modifications() {
-        return version;
-    }
-
     /** Logical block number of this entry. */
     public final long blockNumber() {
         return blockNumber;

@@ -44,8 +44,6 @@ public final class NodeCache {
     /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
-    /** When the evictor last dropped an entry ({@link System#nanoTime}); see {@link #full}. */
-    private volatile long lastEvictionNanos = System.nanoTime() - 2_000_000_000L;
     private final CheckpointImages checkpoint = new CheckpointImages();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -96,15 +94,6 @@ public final class NodeCache {
             return cached;
         }
         return null;
-    }
-
-    /**
-     * Pins the entry of {@code blockNumber} if the cache holds it, waiting out a write of it in
-     * progress; null if it does not. Once this returned null, the backing store holds the block's
-     * newest version until the caller lets another thread change it.
-     */
-    public <E extends CacheEntry> E pinIfPresent(long blockNumber, Class<E> type) {
-        return pinCached(blockNumber, type);
     }
 
     /**
@@ -243,16 +232,13 @@ public final class NodeCache {
             throw new IllegalStateException("block " + e.blockNumber() + " is not pinned");
         }
         if (modified) {
-            // Before the pin goes: nobody can claim (evict, mark clean) the entry until then.
-            // Modifiers hold their tree's lock, but readers that record what they learned (a leaf's
-            // layouts) share it: the entry's monitor keeps its accounting whole.
-            synchronized (e) {
-                long now = e.memoryBytes();
-                accountedBytes.addAndGet(now - e.accountedBytes);
-                e.accountedBytes = now;
-                e.dirty = true;
-                e.version++;
-            }
+            // Before the pin goes: nobody can claim (evict, mark clean) the entry until then. The
+            // modifier holds its tree's lock, so two of these never run at once for one entry.
+            long now = e.memoryBytes();
+            accountedBytes.addAndGet(now - e.accountedBytes);
+            e.accountedBytes = now;
+            e.dirty = true;
+            e.version++;
         }
         e.releasePin();
     }
@@ -282,22 +268,6 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Whether the cache is full: it holds about as much as its eviction target, or the evictor
-     * dropped an entry within the last second, so that an entry brought in now makes it drop
-     * another. The evictor works in bursts that leave the cache well below its target for a
-     * moment; the second bridges them. Read without the lock; a figure a moment old will do.
-     */
-    public boolean full() {
-        return budget.heldBytes() >= budget.targetBytes() - budget.targetBytes() / 16
-                || System.nanoTime() - lastEvictionNanos < 1_000_000_000L;
-    }
-
-    /** The bytes the evictor brings the cache back to. */
-    public long targetBytes() {
-        return budget.targetBytes();
     }
 
     /**
@@ -525,7 +495,6 @@ public final class NodeCache {
                 remove(victim);
                 victim.releaseMemory();
                 evictions++;
-                lastEvictionNanos = System.nanoTime();
                 roomMade.signalAll();
                 continue;
             }
@@ -595,7 +564,6 @@ public final class NodeCache {
                     remove(victim);
                     victim.releaseMemory();
                     evictions++;
-                    lastEvictionNanos = System.nanoTime();
                 } else {
                     victim.unclaim();
                 }

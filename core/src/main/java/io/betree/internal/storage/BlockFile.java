@@ -328,33 +328,6 @@ public final class BlockFile implements Closeable {
     }
 
     /**
-     * Reads {@code dst.remaining()} bytes of the current version of {@code blockNumber}, from
-     * {@code payloadOffset} bytes into its stored payload, into {@code dst} (position advanced),
-     * verifying nothing: only for a caller that checks the bytes itself, and only meaningful for a
-     * block stored uncompressed. Thread-safe.
-     *
-     * @return false if the current version is not long enough to hold the range (nothing read)
-     * @throws IllegalArgumentException if the number is not allocated or was never written
-     * @throws IOException if reading fails
-     */
-    public boolean readPart(long blockNumber, int payloadOffset, ByteBuffer dst) throws IOException {
-        checkOpen();
-        TableSet.Location location = tables.location(blockNumber);
-        if (location.offset() == TranslationTable.FREE || location.offset() == TranslationTable.UNWRITTEN) {
-            throw new IllegalArgumentException("block " + blockNumber + " is not written in " + path);
-        }
-        if (payloadOffset < 0 || (long) payloadOffset + dst.remaining() > location.length() - BlockHeader.SIZE) {
-            return false;
-        }
-        try {
-            file.readFully(dst, location.offset() + BlockHeader.SIZE + payloadOffset);
-        } catch (EOFException e) {
-            return false; // a block cut short: the whole-block read that follows reports it
-        }
-        return true;
-    }
-
-    /**
      * Makes the current state durable: writes the translation table and {@code rootRecord} to free
      * space, syncs, writes the header slot not holding the last checkpoint, and syncs again. A crash
      * at any moment leaves either the previous or the new checkpoint intact. Afterwards the space

@@ -78,7 +78,7 @@ final class BlockFileLoader {
             if (p.status() == FileHeader.Status.OLDER_VERSION) {
                 throw new BetreeException(path + " was written by an older version of betree (block file format "
                         + p.version() + "; this version reads format " + FileHeader.FORMAT_VERSION
-                        + " only, which stores nodes differently); open it with the betree release that"
+                        + " only, which stores internal nodes differently); open it with the betree release that"
                         + " wrote it and copy its data out");
             }
         }

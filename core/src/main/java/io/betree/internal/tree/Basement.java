@@ -1,7 +1,6 @@
 package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
-import io.betree.compression.Compressors;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
@@ -9,12 +8,10 @@ import java.nio.ByteBuffer;
 
 /**
  * A basement node: a sorted run of rows that is one block of its own, so a query reads and caches
- * only the basement it needs rather than the whole leaf. It is stored in segments, compressed one
- * by one ({@link SegmentedBasement}), so that a point read can fetch a part of it.
+ * only the basement it needs rather than the whole leaf.
  *
  * <p>A row is one version of a key. Rows are sorted by key, then newest first. Layout of
- * {@code data} (the segments' rows, once uncompressed, run back to back): a 5-byte header (tag
- * {@code 'B'}, row count) followed by
+ * {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'}, row count) followed by
  * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length
  * (4), the commit timestamp (8, only when flagged), key, value. A row without a timestamp is
  * visible to every snapshot; older versions exist only while a snapshot may still need them.
@@ -27,14 +24,8 @@ public final class Basement extends CacheEntry {
     private static final int TOMBSTONE = 1;
     private static final int HAS_TS = 2;
 
-    /** Basements compress their segments themselves; the block holds them as they are. */
-    private static final BlockCompressor STORED_AS_IS = Compressors.create("none");
-
     private final NodeMemory memory;
     private final BlockCompressor codec;
-    /** The write id of the last serialization and the modification count it was drawn at. */
-    private long writeId;
-    private long writeIdAt = -1;
     private ByteBuf data;
     private ByteBuf index;
     /** Views of {@code data} and {@code index} for reads ({@link NodeMemory#view}); replaced with them. */
@@ -42,8 +33,7 @@ public final class Basement extends CacheEntry {
     private ByteBuffer indexView;
     private int count;
 
-    private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index,
-            int count) {
+    private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
         this.memory = memory;
         this.codec = codec;
@@ -62,7 +52,7 @@ public final class Basement extends CacheEntry {
         indexView = NodeMemory.view(buf);
     }
 
-    /** A basement with no rows, whose segments are compressed with {@code codec}. */
+    /** A basement with no rows. */
     static Basement empty(long blockNumber, NodeMemory memory, BlockCompressor codec) {
         ByteBuf data = memory.allocate(256);
         data.writeByte(TAG).writeInt(0);
@@ -227,52 +217,6 @@ public final class Basement extends CacheEntry {
         }
         int row = visibleRow(pos, keyEnd(pos), snapshotTs);
         return row < 0 ? null : value(row);
-    }
-
-    /** Offset of row {@code pos} in {@link #rowsView()}. */
-    int rowOffset(int pos) {
-        return offset(pos);
-    }
-
-    /** The stored form's bytes (header, then rows); valid until the next change. */
-    ByteBuffer rowsView() {
-        return dataView;
-    }
-
-    /** Whether rows {@code a} and {@code b} are versions of one key. */
-    boolean sameKeyAs(int a, int b) {
-        return sameKey(a, b);
-    }
-
-    /**
-     * The value of {@code key} a snapshot at {@code snapshotTs} sees among the rows stored from
-     * {@code from} to {@code end} of {@code buf} (in the row form above, sorted), or null; rows
-     * whose lengths reach past {@code end} are an {@link IllegalArgumentException}.
-     */
-    static byte[] find(ByteBuffer buf, int from, int end, byte[] key, long snapshotTs) {
-        int off = from;
-        while (off < end) {
-            if (off + ROW_HEADER > end) {
-                throw new IllegalArgumentException("row runs past the end of its segment");
-            }
-            int flags = flags(buf, off);
-            int vl = buf.getInt(off + 3);
-            int kl = keyLength(buf, off);
-            long length = (long) ROW_HEADER + tsBytes(flags) + kl + vl;
-            if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS)) != 0 || off + length > end) {
-                throw new IllegalArgumentException("row with impossible lengths or flags");
-            }
-            int cmp = Keys.compare(buf, keyOffset(buf, off), kl, key);
-            if (cmp > 0) {
-                return null;
-            }
-            // Versions of a key are newest first: the first one the snapshot may see decides.
-            if (cmp == 0 && rowTs(buf, off) <= snapshotTs) {
-                return (flags & TOMBSTONE) != 0 ? null : Keys.copy(buf, keyOffset(buf, off) + kl, vl);
-            }
-            off += (int) length;
-        }
-        return null;
     }
 
     /** Value of row {@code pos}, copied. */
@@ -570,7 +514,7 @@ public final class Basement extends CacheEntry {
 
     @Override
     public BlockCompressor compressor() {
-        return STORED_AS_IS;
+        return codec;
     }
 
     @Override
@@ -580,31 +524,12 @@ public final class Basement extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
-        return SegmentedBasement.sizeBound(this, SegmentedBasement.cuts(this, codec), codec);
+        return data.writerIndex();
     }
 
-    /**
-     * Writes the segmented form. Serializing an unchanged basement again (its checkpoint image and
-     * its write-back) keeps the write id, so the same bytes and layout result.
-     */
     @Override
     public void serialize(ByteBuf out) {
-        long version = modifications();
-        if (version != writeIdAt) {
-            writeId = SegmentedBasement.newWriteId();
-            writeIdAt = version;
-        }
-        SegmentedBasement.write(this, SegmentedBasement.cuts(this, codec), codec, writeId, out);
-    }
-
-    /**
-     * Writes a stored form of the rows as {@link #serialize} does, but uncompressed, under a write
-     * id of its own and telling nobody: for a check, not a write. {@code out} has
-     * {@link #serializedSizeBound} bytes.
-     */
-    SegmentLayout writeCheckCopy(ByteBuf out) {
-        return SegmentedBasement.write(this, SegmentedBasement.cuts(this, codec), STORED_AS_IS,
-                SegmentedBasement.newWriteId(), out);
+        out.writeBytes(data, 0, data.writerIndex());
     }
 
     @Override

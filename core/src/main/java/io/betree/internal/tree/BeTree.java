@@ -296,7 +296,6 @@ public final class BeTree {
      * {@code node}, which it unpins.
      */
     private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs) {
-        boolean learned = false;
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
@@ -314,30 +313,14 @@ public final class BeTree {
             if (!leaf.mayContain(at, KeyFilter.hash(key))) {
                 return null;
             }
-            long block = leaf.basements.get(at);
-            Basement b = store.pinBasementIfCached(block);
-            if (b == null) {
-                SegmentLayout known = leaf.layout(at);
-                if (known != null && store.preferSegmentRead(block)) {
-                    byte[] found = store.readByLayout(block, known, key, snapshotTs);
-                    if (found != NodeStore.OUT_OF_DATE) {
-                        return found;
-                    }
-                }
-                SegmentLayout[] loadedWith = new SegmentLayout[1];
-                b = store.pinBasement(block, loadedWith);
-                if (loadedWith[0] != null && (known == null || loadedWith[0].writeId != known.writeId)) {
-                    leaf.learned(at, loadedWith[0]); // the leaf's next image carries it on
-                    learned = true;
-                }
-            }
+            Basement b = store.pinBasement(leaf.basements.get(at));
             try {
                 return b.get(key, snapshotTs);
             } finally {
                 store.unpin(b, false);
             }
         } finally {
-            store.unpin(node, learned);
+            store.unpin(node, false);
         }
     }
 

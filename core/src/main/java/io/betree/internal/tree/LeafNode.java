@@ -8,23 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A leaf: the ordered list of its basements (block numbers, sizes, key filters and segment
- * layouts) and the pivot keys between them. The entries themselves live in the {@link Basement}
- * blocks, which are cached on their own; the filters stay with the leaf, so a point read of a key
- * that a basement lacks usually ends here, and so do the layouts, so a point read of an uncached
- * basement reads one segment of it ({@link SegmentLayout}).
+ * A leaf: the ordered list of its basements (block numbers, sizes and key filters) and the pivot
+ * keys between them. The entries themselves live in the {@link Basement} blocks, which are cached
+ * on their own; the filters stay with the leaf, so a point read of a key that a basement lacks
+ * usually ends here.
  *
  * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
  * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
- * {@link KeyFilter}, then per basement a byte (1 when a layout follows, else 0) and its layout.
- * Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
- *
- * <p>A layout is what the leaf last learned of its basement's stored version ({@link LeafLayouts}):
- * from the leaf's image, or from a read of the basement. It may be out of date, which a read by it
- * detects, and costs a read only then.
+ * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
- * block, size, filter and layout together. Not thread-safe otherwise: callers hold the leaf's latch.
+ * block, size and filter together. Not thread-safe: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
     static final byte TAG = 'L';
@@ -35,17 +29,11 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
-    private final LeafLayouts layouts;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
 
     LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
-            List<Integer> sizes, List<KeyFilter> filters, List<SegmentLayout> layouts) {
-        this(blockNumber, codec, memory, pivots, basements, sizes, filters, LeafLayouts.of(memory, layouts));
-    }
-
-    private LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots,
-            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters, LeafLayouts layouts) {
+            List<Integer> sizes, List<KeyFilter> filters) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
@@ -53,7 +41,6 @@ final class LeafNode extends CacheEntry {
         this.basements = basements;
         this.basementBytes = sizes;
         this.filters = filters;
-        this.layouts = layouts;
     }
 
     /**
@@ -99,22 +86,10 @@ final class LeafNode extends CacheEntry {
         for (int i = 0; i < n; i++) {
             filters.add(KeyFilter.read(memory, in));
         }
-        List<Integer> at = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            byte present = in.readByte();
-            if (present != 0 && present != 1) {
-                throw new IllegalArgumentException("bad layout marker " + present);
-            }
-            at.add(present == 1 ? in.readerIndex() : -1);
-            if (present == 1) {
-                SegmentLayout.skip(in); // checked when used
-            }
-        }
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters,
-                new LeafLayouts(memory, in, at));
+        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters);
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -125,19 +100,6 @@ final class LeafNode extends CacheEntry {
     /** False only if basement {@code b} holds no row of the key with this {@link KeyFilter#hash}. */
     boolean mayContain(int b, long keyHash) {
         return filters.get(b).mayContain(keyHash);
-    }
-
-    /** What the leaf knows of how basement {@code b} is stored, or null; possibly out of date. */
-    SegmentLayout layout(int b) {
-        return layouts.get(b);
-    }
-
-    /**
-     * Records how basement {@code b} is stored now, as a read of it found; a reader may call this
-     * with the leaf pinned, and then unpins it modified.
-     */
-    void learned(int b, SegmentLayout layout) {
-        layouts.learn(b, layout);
     }
 
     /** Total bytes of all basements. */
@@ -198,7 +160,6 @@ final class LeafNode extends CacheEntry {
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
         filters.add(b + 1, KeyFilter.of(memory, right));
-        layouts.insertNone(b + 1);
     }
 
     /**
@@ -209,7 +170,6 @@ final class LeafNode extends CacheEntry {
         pivots.remove(pivot);
         basementBytes.remove(b);
         filters.remove(b).release();
-        layouts.remove(b);
         return basements.remove(b);
     }
 
@@ -225,12 +185,11 @@ final class LeafNode extends CacheEntry {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), moved, layouts.cut(start, end));
+                new ArrayList<>(basementBytes.subList(start, end)), moved);
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
         filters.subList(start, end).clear();
-
         return separator;
     }
 
@@ -240,7 +199,6 @@ final class LeafNode extends CacheEntry {
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
-        layouts.addAll(right.layouts.cut(0, right.basements.size()));
         for (KeyFilter f : right.filters) {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
@@ -249,8 +207,7 @@ final class LeafNode extends CacheEntry {
 
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
-        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters,
-                List<SegmentLayout> layouts);
+        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
     }
 
     @Override
@@ -264,12 +221,12 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
-        return bytes + layouts.memoryBytes();
+        return bytes;
     }
 
     @Override
     public int serializedSizeBound() {
-        int size = 5 + basements.size() * 12 + layouts.serializedSize();
+        int size = 5 + basements.size() * 12;
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
@@ -291,14 +248,12 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             f.write(out);
         }
-        layouts.write(out);
     }
 
     @Override
     protected void releaseMemory() {
         filters.forEach(KeyFilter::release);
         filters.clear();
-        layouts.release();
         memory.release(image);
         image = null;
     }

@@ -7,8 +7,6 @@ import io.betree.internal.cache.NodeCache;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.netty.buffer.ByteBuf;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,21 +15,9 @@ import java.util.List;
  * nodes under fresh block numbers and freeing them.
  */
 final class NodeStore {
-    /** What {@link #readByLayout} returns when the layout no longer describes the stored basement. */
-    static final byte[] OUT_OF_DATE = new byte[0];
-    private static final int KEPT_SCRATCH = 256 << 10;
-    private static final ThreadLocal<ByteBuffer> SPAN = new ThreadLocal<>();
-    private static final ThreadLocal<ByteBuffer> ROWS = new ThreadLocal<>();
-
     private final NodeCache cache;
     private final BlockFile file;
     private volatile BlockCompressor codec;
-    /** Basements lately read by one segment; see {@link #preferSegmentRead}. */
-    private final java.util.Set<Long> recentSegmentReads = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Point reads answered by one segment of an uncached basement. */
-    private final java.util.concurrent.atomic.LongAdder segmentReads = new java.util.concurrent.atomic.LongAdder();
-    /** Segment reads by a layout that no longer described the basement. */
-    private final java.util.concurrent.atomic.LongAdder outOfDateLayouts = new java.util.concurrent.atomic.LongAdder();
 
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
@@ -41,16 +27,6 @@ final class NodeStore {
 
     NodeMemory memory() {
         return cache.memory();
-    }
-
-    /** Point reads answered by one segment of a basement not in the cache, since the tree opened. */
-    long segmentReads() {
-        return segmentReads.sum();
-    }
-
-    /** Segment reads that found their layout out of date (the whole basement was read instead). */
-    long outOfDateLayouts() {
-        return outOfDateLayouts.sum();
     }
 
     BlockCompressor codec() {
@@ -85,103 +61,12 @@ final class NodeStore {
     }
 
     Basement pinBasement(long block) {
-        return pinBasement(block, null);
-    }
-
-    /**
-     * Pins basement {@code block}; if this call reads it from the file, the layout it was stored
-     * with goes to {@code loadedWith[0]} (when {@code loadedWith} is not null).
-     */
-    Basement pinBasement(long block, SegmentLayout[] loadedWith) {
-        CacheEntry e = cache.pin(block, CacheEntry.class, (b, data) -> load(b, data, loadedWith));
+        CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (!(e instanceof Basement)) {
             cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
         }
         return (Basement) e;
-    }
-
-    /**
-     * Pins basement {@code block} if the cache holds it; null if not, and then the block file holds
-     * its newest version for as long as the caller keeps the leaf from changing.
-     */
-    Basement pinBasementIfCached(long block) {
-        CacheEntry e = cache.pinIfPresent(block, CacheEntry.class);
-        if (e != null && !(e instanceof Basement)) {
-            cache.release(e, false);
-            throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
-        }
-        return (Basement) e;
-    }
-
-    /**
-     * Whether a point read of basement {@code block}, not cached, should read one segment of it
-     * rather than the whole block: when the cache is full, and the basement was not read by a
-     * segment lately. A full cache makes a whole basement, fetched for one row, displace as much
-     * of what is cached; a basement read twice while it would still have been cached is worth
-     * caching (the recent ones are remembered as the "ghost" entries of ARC are).
-     */
-    boolean preferSegmentRead(long block) {
-        if (!cache.full()) {
-            return false;
-        }
-        if (recentSegmentReads.remove(block)) {
-            return false;
-        }
-        if (recentSegmentReads.size() >= Math.max(64, cache.targetBytes() / (64 << 10))) {
-            recentSegmentReads.clear(); // a new window: approximate, and cheap
-        }
-        recentSegmentReads.add(block);
-        return true;
-    }
-
-    /**
-     * A heap buffer of the thread's for {@code bytes}, position 0 and limit {@code bytes}: point
-     * reads by segment run by the thousand a second, and each needs two (compressed, uncompressed).
-     * A thread keeps buffers up to {@link #KEPT_SCRATCH} bytes.
-     */
-    private static ByteBuffer scratch(ThreadLocal<ByteBuffer> kept, int bytes) {
-        ByteBuffer b = kept.get();
-        if (b != null && b.capacity() >= bytes) {
-            return b.clear().limit(bytes);
-        }
-        b = ByteBuffer.allocate(Math.max(bytes, 8 << 10));
-        if (b.capacity() <= KEPT_SCRATCH) {
-            kept.set(b);
-        }
-        return b.limit(bytes);
-    }
-
-    /**
-     * The value of {@code key} a snapshot at {@code snapshotTs} sees in basement {@code block}
-     * (not cached), read from the one segment of its stored form that {@code layout} says could
-     * hold it: the value, null, or {@link #OUT_OF_DATE} when the block no longer has that layout.
-     */
-    byte[] readByLayout(long block, SegmentLayout layout, byte[] key, long snapshotTs) {
-        if (layout.segmentCount() == 0) {
-            return OUT_OF_DATE; // nothing to check the layout against
-        }
-        int s = Math.max(0, layout.segmentFor(key)); // before the first key: segment 0 vouches for the layout
-        ByteBuffer span = scratch(SPAN, layout.span(s));
-        try {
-            if (!file.readPart(block, layout.offset(s), span) || !layout.matches(s, span.flip())) {
-                outOfDateLayouts.increment();
-                return OUT_OF_DATE;
-            }
-        } catch (IOException e) {
-            throw new io.betree.internal.fault.BetreeIOException("reading block " + block + " of " + file.path(), e);
-        }
-        segmentReads.increment();
-        if (layout.segmentFor(key) < 0) {
-            return null;
-        }
-        try {
-            ByteBuffer rows = SegmentedBasement.segmentRows(layout, s, span, scratch(ROWS, layout.rawLength(s)));
-            return Basement.find(rows, 0, rows.limit(), key, snapshotTs);
-        } catch (RuntimeException e) { // the segment passed its checksum: its writer erred
-            throw new CorruptionException(file.path(), block, "malformed basement segment " + s + ": " + e.getMessage(),
-                    e);
-        }
     }
 
     /**
@@ -388,24 +273,11 @@ final class NodeStore {
     }
 
     private CacheEntry load(long block, ByteBuf data) {
-        return load(block, data, null);
-    }
-
-    /** Parses a fetched block; a basement's layout goes to {@code loadedWith[0]} when that is not null. */
-    private CacheEntry load(long block, ByteBuf data, SegmentLayout[] loadedWith) {
         byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
         try {
             switch (tag) {
-                case SegmentedBasement.TAG:
-                    try {
-                        SegmentLayout layout = SegmentedBasement.layout(data);
-                        if (loadedWith != null) {
-                            loadedWith[0] = layout;
-                        }
-                        return Basement.load(block, SegmentedBasement.rows(data, layout, memory()), memory(), codec);
-                    } finally {
-                        memory().release(data);
-                    }
+                case Basement.TAG:
+                    return Basement.load(block, data, memory(), codec);
                 case LeafNode.TAG:
                     return LeafNode.read(block, data, codec, memory()); // takes data
                 case InternalNode.TAG:
@@ -454,20 +326,16 @@ final class NodeStore {
         sizes.add(b.bytes());
         List<KeyFilter> filters = new ArrayList<>();
         filters.add(KeyFilter.of(memory(), b));
-        List<SegmentLayout> known = new ArrayList<>();
-        known.add(null);
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks,
-                sizes, filters, known);
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks, sizes,
+                filters);
         cache.release(b, true);
         cache.add(leaf);
         return leaf;
     }
 
     /** A new leaf over existing basements, pinned and dirty. */
-    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters,
-            List<SegmentLayout> known) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes,
-                filters, known);
+    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes, filters);
         cache.add(leaf);
         return leaf;
     }

@@ -60,7 +60,7 @@ class BasementApplyTest {
                         checkReads(basement, model, snapshot, "round " + round + " batch " + batch);
                     }
                     checkReads(basement, model, ts, "round " + round + " batch " + batch);
-                    assertRowsInOrder(basement);
+                    assertRowsInOrder(basement, memory);
                 }
             } finally {
                 basement.releaseMemory();
@@ -111,43 +111,49 @@ class BasementApplyTest {
     }
 
     /**
-     * Walks the basement's rows (layout in {@link Basement}) and checks the row invariants
+     * Walks the basement's stored form (layout in {@link Basement}) and checks the row invariants
      * that reads and {@link Basement#apply}'s bulk copy rely on: keys in order, versions of a key
      * newest first, a row without a timestamp the last version of its key, no tombstone without
      * a timestamp. Loading does not check order, so the test must.
      */
-    private static void assertRowsInOrder(Basement basement) {
-        ByteBuffer b = basement.rowsView();
-        int rows = b.getInt(1);
-        assertEquals(basement.count(), rows);
-        int off = 5;
-        byte[] prevKey = null;
-        long prevTs = 0;
-        boolean prevHadTs = true;
-        for (int r = 0; r < rows; r++) {
-            int keyLength = b.getShort(off) & 0xffff;
-            int flags = b.get(off + 2);
-            int valueLength = b.getInt(off + 3);
-            boolean hasTs = (flags & 2) != 0;
-            long ts = hasTs ? b.getLong(off + 7) : 0;
-            int keyOff = off + 7 + (hasTs ? 8 : 0);
-            byte[] key = new byte[keyLength];
-            b.get(keyOff, key);
-            assertTrue(hasTs || (flags & 1) == 0, "row " + r + ": a tombstone visible to all is kept");
-            if (prevKey != null) {
-                int c = Keys.compare(prevKey, key);
-                assertTrue(c <= 0, "row " + r + ": key out of order");
-                if (c == 0) {
-                    assertTrue(prevHadTs, "row " + r + ": a version below one visible to all");
-                    assertTrue(!hasTs || ts < prevTs, "row " + r + ": versions not newest first");
+    private static void assertRowsInOrder(Basement basement, NodeMemory memory) {
+        ByteBuf image = memory.allocate(Math.max(16, basement.serializedSizeBound()));
+        try {
+            basement.serialize(image);
+            ByteBuffer b = NodeMemory.view(image);
+            int rows = b.getInt(1);
+            assertEquals(basement.count(), rows);
+            int off = 5;
+            byte[] prevKey = null;
+            long prevTs = 0;
+            boolean prevHadTs = true;
+            for (int r = 0; r < rows; r++) {
+                int keyLength = b.getShort(off) & 0xffff;
+                int flags = b.get(off + 2);
+                int valueLength = b.getInt(off + 3);
+                boolean hasTs = (flags & 2) != 0;
+                long ts = hasTs ? b.getLong(off + 7) : 0;
+                int keyOff = off + 7 + (hasTs ? 8 : 0);
+                byte[] key = new byte[keyLength];
+                b.get(keyOff, key);
+                assertTrue(hasTs || (flags & 1) == 0, "row " + r + ": a tombstone visible to all is kept");
+                if (prevKey != null) {
+                    int c = Keys.compare(prevKey, key);
+                    assertTrue(c <= 0, "row " + r + ": key out of order");
+                    if (c == 0) {
+                        assertTrue(prevHadTs, "row " + r + ": a version below one visible to all");
+                        assertTrue(!hasTs || ts < prevTs, "row " + r + ": versions not newest first");
+                    }
                 }
+                prevKey = key;
+                prevTs = ts;
+                prevHadTs = hasTs;
+                off = keyOff + keyLength + valueLength;
             }
-            prevKey = key;
-            prevTs = ts;
-            prevHadTs = hasTs;
-            off = keyOff + keyLength + valueLength;
+            assertEquals(image.writerIndex(), off, "trailing bytes after the last row");
+        } finally {
+            memory.release(image);
         }
-        assertEquals(basement.bytes(), off, "trailing bytes after the last row");
     }
 
     private static byte[] existingKey(TreeMap<byte[], List<Version>> model, Random rnd) {

@@ -241,7 +241,7 @@ class PartitionedNodeTest {
     }
 
     /** Checkpoints the tree as the engine does; returns the root block the checkpoint holds. */
-    static long checkpoint(BlockFile file, NodeCache cache, BeTree tree) throws IOException {
+    private static long checkpoint(BlockFile file, NodeCache cache, BeTree tree) throws IOException {
         long root = BeTree.withFlushesPaused(List.of(tree), () -> BeTree.whileUnchanged(List.of(tree), () -> {
             cache.beginCheckpoint(file::beginCheckpoint);
             return tree.rootBlock();

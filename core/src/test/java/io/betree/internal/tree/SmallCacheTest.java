@@ -125,11 +125,10 @@ class SmallCacheTest {
                 List<CacheEntry> root = holdRoot(cache, tree, msn);
                 try {
                     for (int round = 0; round < 100 && toRoot == 0; round++) {
-                        // Scans of older rows fill the cache (a point read may take one segment
-                        // of a basement and cache nothing), and the evictor drops the rest, in
+                        // Reads of older rows fill the cache, and the evictor drops the rest, in
                         // time the rightmost path too.
-                        for (int i = 0; i < 500; i++) {
-                            tree.scanBatch(key(rnd.nextInt(100_000)), null, msn, null, null);
+                        for (int i = 0; i < 2_000; i++) {
+                            tree.get(key(rnd.nextInt(100_000)), msn);
                         }
                         long k = next++;
                         long m = ++msn;
