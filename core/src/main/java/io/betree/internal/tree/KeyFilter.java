@@ -27,12 +27,12 @@ final class KeyFilter {
     static final int PROBES = 6;
     private static final int MIN_KEYS = 16;
     /**
-     * A filter built for a basement that keys still join has room for its rows divided by this
-     * more. The filters are most of a leaf, and the leaves must stay cached for misses to read
-     * nothing: with a quarter to spare, point misses of the 64 MiB small-cache run made 108,585/s
-     * warm and 64,706/s cold; with an eighth, 561,578 and 112,566 (with none, 386,486 and 116,274,
-     * but a basement that the sequential path fills would be rebuilt at every row). The iiBench
-     * load spent 5% more CPU a row on the rebuilds. One run each, 2026-11-26.
+     * A filter built for a basement that keys still join has room for {@code rows / SPARE_DIVISOR}
+     * keys beyond its rows. The filters are most of a leaf, and the leaves must stay cached for
+     * misses to read nothing: with a quarter to spare, point misses of the 64 MiB small-cache run
+     * made 108,585/s warm and 64,706/s cold; with an eighth, 561,578 and 112,566 (with none,
+     * 386,486 and 116,274, but the basement the sequential path fills would be rebuilt at every
+     * row). The iiBench load spent 5% more CPU a row on the rebuilds. One run each, 2026-11-26.
      */
     static final int SPARE_DIVISOR = 8;
     private static final int MAX_PROBES = 30;
