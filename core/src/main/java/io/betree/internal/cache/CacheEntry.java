@@ -41,6 +41,8 @@ public abstract class CacheEntry {
     long accountedBytes;
     /** Position in the cache's clock ring, or -1 when not in the ring. */
     int ringIndex = -1;
+    /** Read from its block and not used since: among the first to go ({@link ClockRing}). Cache lock. */
+    boolean onProbation;
     /** Dirty when a checkpoint began and its image for that checkpoint not yet taken. */
     volatile boolean checkpointPending;
     /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */
@@ -127,6 +129,16 @@ public abstract class CacheEntry {
      */
     protected int extraSweeps() {
         return 0;
+    }
+
+    /**
+     * Drops the parts of this clean entry that can be read back from its block when next needed,
+     * instead of leaving the cache: true if it dropped any. The evictor calls it with the entry to
+     * itself (claimed) and re-measures it after; the entry goes for good when the clock next finds
+     * it unused. Nothing to drop unless overridden.
+     */
+    protected boolean shed() {
+        return false;
     }
 
     /** Logical block number of this entry. */

@@ -57,6 +57,9 @@ public final class NodeCache {
     private int checkpointWritesInFlight;
     private volatile RuntimeException evictionFailure;
     private long evictions;
+    /** Entries that dropped parts instead of leaving ({@link CacheEntry#shed}); cache lock. */
+    private long sheds;
+    private final AtomicLong partialFetches = new AtomicLong();
     private long writeBacks;
     private final AtomicLong misses = new AtomicLong();
 
@@ -150,7 +153,7 @@ public final class NodeCache {
                 return castPinned(raced, type);
             }
             made.setPins(1);
-            insert(made);
+            insert(made, true);
             return made;
         } finally {
             lock.unlock();
@@ -200,16 +203,21 @@ public final class NodeCache {
             }
             e.setPins(1);
             e.dirty = true;
-            insert(e);
+            insert(e, false);
         } finally {
             lock.unlock();
         }
     }
 
-    private void insert(CacheEntry e) {
+    /** Lock held: caches {@code e}, on probation when {@code loaded} from its block ({@link ClockRing}). */
+    private void insert(CacheEntry e, boolean loaded) {
         entries.put(e.blockNumber(), e);
-        ring.add(e);
-        e.referenced = true;
+        if (loaded) {
+            ring.addLoaded(e);
+        } else {
+            ring.add(e);
+            e.referenced = true;
+        }
         e.accountedBytes = e.memoryBytes();
         accountedBytes.addAndGet(e.accountedBytes);
     }
@@ -239,8 +247,30 @@ public final class NodeCache {
             e.accountedBytes = now;
             e.dirty = true;
             e.version++;
+            e.referenced = true; // changed: used, whatever its reader did
         }
         e.releasePin();
+    }
+
+    /**
+     * Brings the cache's count of {@code e}'s bytes up to date after it grew outside a modification:
+     * a reader read back a part it had shed ({@link CacheEntry#shed}). The caller has {@code e}
+     * pinned and is the only one changing its size (it holds a lock of the entry's own that every
+     * such reader takes); or, for the evictor, has it claimed.
+     */
+    public void remeasure(CacheEntry e) {
+        long now = e.memoryBytes();
+        accountedBytes.addAndGet(now - e.accountedBytes);
+        e.accountedBytes = now;
+    }
+
+    /**
+     * The stored form of {@code blockNumber} read again, for a cached entry that shed parts of it
+     * ({@link CacheEntry#shed}); the caller takes the buffer.
+     */
+    public ByteBuf fetchAgain(long blockNumber) {
+        partialFetches.incrementAndGet();
+        return store.fetch(blockNumber);
     }
 
     /**
@@ -492,6 +522,13 @@ public final class NodeCache {
                 continue; // pinned since nextVictim looked
             }
             if (!victim.dirty && !victim.checkpointPending) {
+                if (victim.shed()) {
+                    remeasure(victim);
+                    victim.unclaim();
+                    sheds++;
+                    roomMade.signalAll();
+                    continue;
+                }
                 remove(victim);
                 victim.releaseMemory();
                 evictions++;
@@ -791,13 +828,18 @@ public final class NodeCache {
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions, writeBacks);
+            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions, writeBacks,
+                    sheds, partialFetches.get());
         } finally {
             lock.unlock();
         }
     }
 
-    /** A snapshot of the cache's counters. */
-    public record Stats(int entries, long bytes, long budgetBytes, long misses, long evictions, long writeBacks) {
+    /**
+     * A snapshot of the cache's counters: {@code sheds} counts entries that dropped parts instead of
+     * leaving, {@code partialFetches} the reads of such parts back.
+     */
+    public record Stats(int entries, long bytes, long budgetBytes, long misses, long evictions, long writeBacks,
+            long sheds, long partialFetches) {
     }
 }

@@ -6,6 +6,7 @@ import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A leaf: the ordered list of its basements (block numbers, sizes and key filters) and the pivot
@@ -17,8 +18,14 @@ import java.util.List;
  * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
  * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
  *
+ * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
+ * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
+ * list, which every read of the leaf needs; they are read back from the leaf's block when next
+ * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them.
+ *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
- * block, size and filter together. Not thread-safe: callers hold the leaf's latch.
+ * block, size and filter together. Not thread-safe, except that readers sharing the leaf's latch may
+ * read shed filters back at once: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
     static final byte TAG = 'L';
@@ -31,12 +38,30 @@ final class LeafNode extends CacheEntry {
     final List<KeyFilter> filters;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
+    private final FilterSource source;
+    /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
+    private volatile boolean shed;
+    private final ReentrantLock reading = new ReentrantLock();
 
-    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, List<byte[]> pivots, List<Long> basements,
-            List<Integer> sizes, List<KeyFilter> filters) {
+    /** Where a leaf that shed its filters reads them back from. */
+    interface FilterSource {
+        /**
+         * The leaf stored in {@code block}, parsed; the caller takes its filters and image.
+         *
+         * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
+         */
+        LeafNode readStored(long block);
+
+        /** Tells the cache that {@code leaf}, pinned by a reader, grew by reading its filters back. */
+        void grew(LeafNode leaf);
+    }
+
+    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, FilterSource source, List<byte[]> pivots,
+            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
+        this.source = source;
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
@@ -48,9 +73,9 @@ final class LeafNode extends CacheEntry {
      * leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException} or
      * IndexOutOfBounds on bad bytes.
      */
-    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory, FilterSource source) {
         try {
-            LeafNode leaf = parse(blockNumber, in, codec, memory);
+            LeafNode leaf = parse(blockNumber, in, codec, memory, source);
             leaf.image = in;
             return leaf;
         } catch (RuntimeException e) {
@@ -59,7 +84,8 @@ final class LeafNode extends CacheEntry {
         }
     }
 
-    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory) {
+    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
+            FilterSource source) {
         if (in.readByte() != TAG) {
             throw new IllegalArgumentException("not a leaf node");
         }
@@ -89,7 +115,62 @@ final class LeafNode extends CacheEntry {
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, pivots, blocks, sizes, filters);
+        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, filters);
+    }
+
+    /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
+    boolean filtersHeld() {
+        return !shed;
+    }
+
+    /**
+     * Drops the filters of this clean leaf to free their memory, keeping the basement list; false
+     * when there is nothing to drop. Only the evictor calls it, with the leaf to itself (claimed,
+     * so unpinned and unlatched).
+     */
+    @Override
+    protected boolean shed() {
+        if (shed || image == null && filters.isEmpty()) {
+            return false;
+        }
+        filters.forEach(KeyFilter::release);
+        filters.clear();
+        memory.release(image);
+        image = null;
+        shed = true;
+        return true;
+    }
+
+    /** Reads shed filters back from the leaf's block; a no-op when they are held. */
+    private void holdFilters() {
+        if (!shed) {
+            return;
+        }
+        reading.lock();
+        try {
+            if (!shed) {
+                return; // another reader read them back
+            }
+            LeafNode stored = source.readStored(blockNumber());
+            if (!stored.basements.equals(basements)) {
+                stored.releaseMemory();
+                throw new IllegalStateException("leaf " + blockNumber() + " shed its filters while its block differed");
+            }
+            filters.addAll(stored.filters);
+            stored.filters.clear();
+            image = stored.image;
+            stored.image = null;
+            shed = false;
+            source.grew(this);
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    /** The number of filters, one per basement; reads shed filters back. */
+    int filterCount() {
+        holdFilters();
+        return filters.size();
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -97,8 +178,12 @@ final class LeafNode extends CacheEntry {
         return InternalNode.route(pivots, key);
     }
 
-    /** False only if basement {@code b} holds no row of the key with this {@link KeyFilter#hash}. */
+    /**
+     * False only if basement {@code b} holds no row of the key with this {@link KeyFilter#hash}.
+     * Reads shed filters back: a caller that would rather not checks {@link #filtersHeld} first.
+     */
     boolean mayContain(int b, long keyHash) {
+        holdFilters();
         return filters.get(b).mayContain(keyHash);
     }
 
@@ -123,6 +208,7 @@ final class LeafNode extends CacheEntry {
      * applied to it: its size, and their keys added to its filter (rebuilt once full).
      */
     void applied(int b, Basement basement, MessageBuffer msgs, int from, int to) {
+        holdFilters();
         basementBytes.set(b, basement.bytes());
         KeyFilter filter = filters.get(b);
         for (int m = from; m < to; m++) {
@@ -142,12 +228,14 @@ final class LeafNode extends CacheEntry {
     }
 
     private void record(int b, Basement basement, boolean spare) {
+        holdFilters();
         basementBytes.set(b, basement.bytes());
         filters.set(b, KeyFilter.of(memory, basement, spare)).release();
     }
 
     /** Records {@code key} as appended to basement {@code b}: its size, and the key in its filter. */
     void appended(int b, Basement basement, byte[] key) {
+        holdFilters();
         basementBytes.set(b, basement.bytes());
         if (!filters.get(b).tryAdd(KeyFilter.hash(key))) {
             rebuilt(b, basement);
@@ -156,6 +244,7 @@ final class LeafNode extends CacheEntry {
 
     /** Inserts {@code right}, split off the top of basement {@code b}, just after it. */
     void insertAfter(int b, Basement right) {
+        holdFilters();
         pivots.add(b, right.key(0));
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
@@ -167,6 +256,7 @@ final class LeafNode extends CacheEntry {
      * basement's filter; returns its block, which the caller frees.
      */
     long remove(int b, int pivot) {
+        holdFilters();
         pivots.remove(pivot);
         basementBytes.remove(b);
         filters.remove(b).release();
@@ -178,6 +268,7 @@ final class LeafNode extends CacheEntry {
      * {@code maker}; the pivot before {@code start} goes too, and is returned.
      */
     byte[] moveTail(int start, LeafMaker maker) {
+        holdFilters();
         int end = basements.size();
         byte[] separator = pivots.get(start - 1);
         List<KeyFilter> moved = new ArrayList<>(end - start);
@@ -195,6 +286,8 @@ final class LeafNode extends CacheEntry {
 
     /** Takes every basement of {@code right}, whose keys sort after {@code separator} and all of this leaf's. */
     void absorb(byte[] separator, LeafNode right) {
+        holdFilters();
+        right.holdFilters();
         pivots.add(separator);
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
@@ -215,9 +308,16 @@ final class LeafNode extends CacheEntry {
         return codec;
     }
 
+    /**
+     * The filters' and image's memory, and an estimate of the heap the basement list holds: shed
+     * leaves must count for something, or the cache would keep any number of them.
+     */
     @Override
     public long memoryBytes() {
-        long bytes = 64 + (image == null ? 0 : image.capacity());
+        long bytes = 64 + (image == null ? 0 : image.capacity()) + basements.size() * 48L;
+        for (byte[] p : pivots) {
+            bytes += 24 + p.length;
+        }
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
@@ -226,6 +326,7 @@ final class LeafNode extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
+        holdFilters(); // a shed leaf is clean and not written back; a checkpoint may still ask
         int size = 5 + basements.size() * 12;
         for (byte[] p : pivots) {
             size += 2 + p.length;
@@ -238,6 +339,7 @@ final class LeafNode extends CacheEntry {
 
     @Override
     public void serialize(ByteBuf out) {
+        holdFilters();
         out.writeByte(TAG).writeInt(basements.size());
         for (int i = 0; i < basements.size(); i++) {
             out.writeLong(basements.get(i)).writeInt(basementBytes.get(i));
@@ -252,6 +354,7 @@ final class LeafNode extends CacheEntry {
 
     @Override
     protected void releaseMemory() {
+        shed = false;
         filters.forEach(KeyFilter::release);
         filters.clear();
         memory.release(image);

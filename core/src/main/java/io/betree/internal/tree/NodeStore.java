@@ -18,6 +18,23 @@ final class NodeStore {
     private final NodeCache cache;
     private final BlockFile file;
     private volatile BlockCompressor codec;
+    /** Where leaves read shed filters back from: their blocks, read again ({@link LeafNode#shed}). */
+    private final LeafNode.FilterSource filterSource = new LeafNode.FilterSource() {
+        @Override
+        public LeafNode readStored(long block) {
+            ByteBuf data = cache.fetchAgain(block);
+            try {
+                return LeafNode.read(block, data, codec, memory(), this); // takes data
+            } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+                throw new CorruptionException(file.path(), block, "malformed leaf: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void grew(LeafNode leaf) {
+            cache.remeasure(leaf);
+        }
+    };
 
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
@@ -279,7 +296,7 @@ final class NodeStore {
                 case Basement.TAG:
                     return Basement.load(block, data, memory(), codec);
                 case LeafNode.TAG:
-                    return LeafNode.read(block, data, codec, memory()); // takes data
+                    return LeafNode.read(block, data, codec, memory(), filterSource); // takes data
                 case InternalNode.TAG:
                     try {
                         return InternalNode.read(block, data, codec);
@@ -326,8 +343,8 @@ final class NodeStore {
         sizes.add(b.bytes());
         List<KeyFilter> filters = new ArrayList<>();
         filters.add(KeyFilter.of(memory(), b));
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), new ArrayList<>(), blocks, sizes,
-                filters);
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, new ArrayList<>(),
+                blocks, sizes, filters);
         cache.release(b, true);
         cache.add(leaf);
         return leaf;
@@ -335,7 +352,8 @@ final class NodeStore {
 
     /** A new leaf over existing basements, pinned and dirty. */
     LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), pivots, basements, sizes, filters);
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, pivots, basements, sizes,
+                filters);
         cache.add(leaf);
         return leaf;
     }

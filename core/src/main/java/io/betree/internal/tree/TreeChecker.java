@@ -254,8 +254,8 @@ final class TreeChecker {
         if (leaf.basementBytes.size() != n) {
             throw fail(block, n + " basements but " + leaf.basementBytes.size() + " recorded sizes");
         }
-        if (leaf.filters.size() != n) {
-            throw fail(block, n + " basements but " + leaf.filters.size() + " key filters");
+        if (leaf.filterCount() != n) {
+            throw fail(block, n + " basements but " + leaf.filterCount() + " key filters");
         }
         checkPivots(block, leaf.pivots, lo, hi, "basement pivot");
         for (int b = 0; b < n; b++) {

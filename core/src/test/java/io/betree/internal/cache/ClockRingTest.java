@@ -165,6 +165,74 @@ class ClockRingTest {
         assertSame(root, ring.nextVictim(true));
     }
 
+    /** An entry just read from its block, as the cache adds one. */
+    private static Bare loaded(ClockRing ring, long block) {
+        Bare e = new Bare(block);
+        ring.addLoaded(e);
+        return e;
+    }
+
+    @Test
+    void blocksReadOnceGoBeforeTheClockOnceProbationIsPastItsShare() {
+        ClockRing ring = new ClockRing();
+        Bare leaf = entry(ring, 1, false, false, 0); // in the clock, not used since the hand passed
+        for (int block = 2; block <= 10; block++) {
+            entry(ring, block, false, true, 0);
+        }
+        Bare first = loaded(ring, 11);
+        assertTrue(first.onProbation);
+        assertFalse(first.referenced, "its reader's own use does not count");
+        assertEquals(1, ring.onProbation());
+        assertSame(leaf, ring.nextVictim(true), "one of eleven on probation is within its share: the clock chooses");
+        Bare second = loaded(ring, 12);
+        assertSame(first, ring.nextVictim(true), "two of twelve: the oldest on probation goes");
+        assertSame(first, ring.nextVictim(true), "offered again until it leaves");
+        ring.remove(first);
+        assertFalse(first.onProbation);
+        assertEquals(1, ring.onProbation());
+        assertSame(leaf, ring.nextVictim(true), "back within the share");
+        assertTrue(second.onProbation);
+    }
+
+    @Test
+    void anEntryUsedAgainJoinsTheClockAndABlockReadAgainSoonSkipsProbation() {
+        ClockRing ring = new ClockRing();
+        for (int block = 1; block <= 8; block++) {
+            entry(ring, block, false, true, 0);
+        }
+        Bare reused = loaded(ring, 20);
+        Bare once = loaded(ring, 21);
+        Bare pinned = loaded(ring, 22);
+        pinned.setPins(1);
+        reused.referenced = true; // pinned again by a later read
+        assertSame(once, ring.nextVictim(true), "the reused one moves to the clock, the pinned one waits its turn");
+        assertFalse(reused.onProbation);
+        assertTrue(reused.referenced, "it joins the clock as used");
+        assertTrue(pinned.onProbation);
+        ring.remove(once);
+        Bare again = loaded(ring, 21);
+        assertFalse(again.onProbation, "read again soon after leaving probation unused");
+        assertTrue(again.referenced);
+    }
+
+    @Test
+    void entriesOnProbationGoWhenTheClockHasNothingElse() {
+        ClockRing ring = new ClockRing();
+        Bare pinned = entry(ring, 1, false, false, 1);
+        Bare young = loaded(ring, 2);
+        for (int block = 3; block <= 30; block++) {
+            entry(ring, block, false, false, 1);
+        }
+        assertSame(young, ring.nextVictim(false), "within its share, but nothing else can go");
+        ring.remove(young);
+        assertNull(ring.nextVictim(true));
+        assertFalse(ring.anyEvictable(true));
+        pinned.setPins(0);
+        assertSame(pinned, ring.nextVictim(true));
+        ring.clear();
+        assertEquals(0, ring.onProbation());
+    }
+
     @Test
     void removalKeepsTheRingWhole() {
         ClockRing ring = new ClockRing();
