@@ -13,14 +13,17 @@ import io.betree.internal.tree.ScanBatch;
  * }
  * }</pre>
  *
- * <p>The cursor reads the index one basement at a time, merging pending messages, and holds no
- * lock or node between reads: it never blocks writers. A cursor of a {@link Transaction} sees the
+ * <p>The cursor reads the index in batches, merging pending messages: a few dozen entries first,
+ * twice as many each time after, up to a basement at a time, so that a short scan copies little
+ * more than it uses. It holds no lock or node between reads: it never blocks writers. A cursor of a {@link Transaction} sees the
  * transaction's snapshot and its own writes. A cursor without one sees, in each basement-sized
  * stretch, the latest commit when it got there: commits made while it iterates may or may not
  * be seen. Not thread-safe: use a
  * cursor from one thread at a time. {@link #close()} is idempotent.
  */
 public final class Cursor implements AutoCloseable {
+    /** Entries the first batch takes at most; each later one takes twice the one before. */
+    private static final int FIRST_BATCH = 64;
     private final Index index;
     private final BeTree tree;
     private final byte[] to;
@@ -28,6 +31,7 @@ public final class Cursor implements AutoCloseable {
     private ScanBatch batch;
     private int position = -1;
     private byte[] nextStart;
+    private int batchEntries = FIRST_BATCH;
     private boolean closed;
 
     Cursor(Index index, BeTree tree, byte[] from, byte[] to, Transaction txn) {
@@ -61,8 +65,10 @@ public final class Cursor implements AutoCloseable {
             }
             try {
                 batch = txn == null
-                        ? tree.scanBatch(nextStart, to, index.visibleTs(), null, null)
-                        : tree.scanBatch(nextStart, to, txn.snapshotTs(), txn.writesTo(index), Transaction.DELETED);
+                        ? tree.scanBatch(nextStart, to, index.visibleTs(), null, null, batchEntries)
+                        : tree.scanBatch(nextStart, to, txn.snapshotTs(), txn.writesTo(index), Transaction.DELETED,
+                                batchEntries);
+                batchEntries = batchEntries > Integer.MAX_VALUE / 2 ? Integer.MAX_VALUE : batchEntries * 2;
             } catch (io.betree.internal.fault.BetreeException e) {
                 throw Failures.translate(e);
             }

@@ -618,14 +618,24 @@ public final class BeTree {
         }
     }
 
+    /** As {@link #scanBatch(byte[], byte[], long, ScanOverlay, byte[], int)} with no cap on the entries. */
+    public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, ScanOverlay overlay,
+            byte[] overlayTombstone) {
+        return scanBatch(from, toExclusive, snapshotTs, overlay, overlayTombstone, Integer.MAX_VALUE);
+    }
+
     /**
      * Reads the entries with keys in {@code [from, upper)} where {@code upper} is the end of the
      * basement that holds {@code from}, merged with the pending messages above it, as a snapshot
      * at {@code snapshotTs} sees them, with {@code overlay} (a transaction's own writes, deletes
-     * marked by {@code overlayTombstone}; may be null) applied on top.
+     * marked by {@code overlayTombstone}; may be null) applied on top; at most {@code maxEntries}
+     * of them (at least 1), the batch's resume key then falling just after the last.
      */
     public ScanBatch scanBatch(byte[] from, byte[] toExclusive, long snapshotTs, ScanOverlay overlay,
-            byte[] overlayTombstone) {
+            byte[] overlayTombstone, int maxEntries) {
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
+        }
         ScanBatch batch;
         structure.readLock().lock();
         try {
@@ -637,7 +647,8 @@ public final class BeTree {
             try {
                 rootLatch.readLock().lock();
                 try {
-                    batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone);
+                    batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone,
+                            maxEntries);
                 } finally {
                     rootLatch.readLock().unlock();
                 }

@@ -2,6 +2,7 @@ package io.betree.internal.tree;
 
 import io.betree.internal.cache.CacheEntry;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -9,8 +10,9 @@ import java.util.TreeMap;
 
 /**
  * A run of live entries read in one descent: those of one basement, from a start key on, merged
- * with every message pending above that basement. A cursor reads batch after batch, each starting
- * at the previous batch's {@link #resumeKey()}; no pin is held between batches.
+ * with every message pending above that basement, up to a number of entries the reader chooses.
+ * A cursor reads batch after batch, each starting at the previous batch's {@link #resumeKey()}; no
+ * pin is held between batches.
  */
 public final class ScanBatch {
     private static final byte[] TOMBSTONE = new byte[0];
@@ -59,7 +61,7 @@ public final class ScanBatch {
     }
 
     static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
-            ScanOverlay overlay, byte[] overlayTombstone) {
+            ScanOverlay overlay, byte[] overlayTombstone, int maxEntries) {
         List<CacheEntry> path = new ArrayList<>();
         List<MessageBuffer> buffers = new ArrayList<>();
         byte[] upper = null;
@@ -112,18 +114,17 @@ public final class ScanBatch {
             }
             List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
                     : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
-            mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values);
-            int tombstones = 0;
-            for (int m = 1; m < pending.size(); m += 2) {
-                if (pending.get(m) == TOMBSTONE) {
-                    tombstones++;
-                }
+            int[] tombstones = new int[1];
+            byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values, maxEntries,
+                    tombstones);
+            if (full != null) {
+                return new ScanBatch(keys, values, full, tombstones[0]);
             }
             if (cut) {
-                return new ScanBatch(keys, values, limit, tombstones);
+                return new ScanBatch(keys, values, limit, tombstones[0]);
             }
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
-            return new ScanBatch(keys, values, more ? upper : null, tombstones);
+            return new ScanBatch(keys, values, more ? upper : null, tombstones[0]);
         } finally {
             if (basement != null) {
                 store.unpin(basement, false);
@@ -204,22 +205,34 @@ public final class ScanBatch {
     /**
      * Merges the basement's rows in {@code [from, limit)} with {@code pending} (key, value pairs in
      * key order, which win over rows of the same key), keeping what a snapshot at
-     * {@code snapshotTs} sees and dropping tombstones.
+     * {@code snapshotTs} sees and dropping tombstones, which it counts in {@code tombstones[0]}.
+     * Stops before an entry past {@code maxEntries} and returns the key just after the last one
+     * taken, where the next batch starts; null when it took everything. (A short scan took a whole
+     * basement's entries, some 1,400 copied for 100 used: two thirds of a warm 100-row scan's CPU.)
      */
-    private static void mergeWithBasement(Basement basement, byte[] from, byte[] limit, long snapshotTs,
-            List<byte[]> pending, List<byte[]> keys, List<byte[]> values) {
+    private static byte[] mergeWithBasement(Basement basement, byte[] from, byte[] limit, long snapshotTs,
+            List<byte[]> pending, List<byte[]> keys, List<byte[]> values, int maxEntries, int[] tombstones) {
         int m = 0;
         int p = basement.lowerBound(from);
         while (p < basement.count() && (limit == null || basement.compareKey(p, limit) < 0)) {
             while (m < pending.size() && basement.compareKey(p, pending.get(m)) > 0) {
-                m = emitPending(pending, m, keys, values);
+                if (keys.size() >= maxEntries && pending.get(m + 1) != TOMBSTONE) {
+                    return justAfter(keys);
+                }
+                m = emitPending(pending, m, keys, values, tombstones);
             }
             int end = basement.keyEnd(p);
             if (m < pending.size() && basement.compareKey(p, pending.get(m)) == 0) {
-                m = emitPending(pending, m, keys, values);
+                if (keys.size() >= maxEntries && pending.get(m + 1) != TOMBSTONE) {
+                    return justAfter(keys);
+                }
+                m = emitPending(pending, m, keys, values, tombstones);
             } else {
                 int row = basement.visibleRow(p, end, snapshotTs);
                 if (row >= 0) {
+                    if (keys.size() >= maxEntries) {
+                        return justAfter(keys);
+                    }
                     keys.add(basement.key(row));
                     values.add(basement.value(row));
                 }
@@ -227,16 +240,29 @@ public final class ScanBatch {
             p = end;
         }
         while (m < pending.size()) {
-            m = emitPending(pending, m, keys, values);
+            if (keys.size() >= maxEntries && pending.get(m + 1) != TOMBSTONE) {
+                return justAfter(keys);
+            }
+            m = emitPending(pending, m, keys, values, tombstones);
         }
+        return null;
+    }
+
+    /** The smallest key after the last of {@code keys}: it with a zero byte appended. */
+    private static byte[] justAfter(List<byte[]> keys) {
+        byte[] last = keys.get(keys.size() - 1);
+        return Arrays.copyOf(last, last.length + 1);
     }
 
     /** Emits the pending pair at {@code m} unless it is a tombstone; returns the next pair's index. */
-    private static int emitPending(List<byte[]> pending, int m, List<byte[]> keys, List<byte[]> values) {
+    private static int emitPending(List<byte[]> pending, int m, List<byte[]> keys, List<byte[]> values,
+            int[] tombstones) {
         byte[] value = pending.get(m + 1);
         if (value != TOMBSTONE) {
             keys.add(pending.get(m));
             values.add(value);
+        } else {
+            tombstones[0]++;
         }
         return m + 2;
     }
