@@ -41,8 +41,13 @@ public abstract class CacheEntry {
     long accountedBytes;
     /** Position in the cache's clock ring, or -1 when not in the ring. */
     int ringIndex = -1;
-    /** Read from its block and not used since: among the first to go ({@link ClockRing}). Cache lock. */
-    boolean onProbation;
+    /**
+     * Read from its block and not used since: among the first to go ({@link ClockRing}). Written
+     * under the cache's lock; pinners read it without, as a hint.
+     */
+    volatile boolean onProbation;
+    /** The cache's count of loads when this entry was loaded ({@link ClockRing#use}). */
+    long loadedAt;
     /** Dirty when a checkpoint began and its image for that checkpoint not yet taken. */
     volatile boolean checkpointPending;
     /** Counts modifications, so a write-back can tell whether the entry changed meanwhile. */

@@ -24,7 +24,8 @@ import java.util.List;
  * (about as many as the ring holds): such a block read again joins the clock at once, as a leaf
  * used every few hundred gets is, whose reuse a short probation would never see.
  *
- * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock.
+ * <p>Not thread-safe: the owning {@link NodeCache} guards it with its lock, except for
+ * {@link #use}, which pinners call without it.
  */
 final class ClockRing implements Iterable<CacheEntry> {
     /** The most extra sweeps an entry may ask for ({@link CacheEntry#extraSweeps}). */
@@ -33,6 +34,13 @@ final class ClockRing implements Iterable<CacheEntry> {
     static final int PROBATION_DIVISOR = 10;
     /** The fewest block numbers remembered of entries that left probation unused. */
     private static final int MIN_REMEMBERED = 64;
+    /**
+     * Other entries' loads before which another pin of an entry on probation belongs to the use
+     * that loaded it and does not count as a second one: a cursor's next batch pins the leaf and basement its
+     * first batch read. Counted as uses, they moved every scanned basement to the clock, which then
+     * pushed out the leaves: 100-row scans read a 100 KB leaf again at two scans in five.
+     */
+    static final int CORRELATED_LOADS = 8;
 
     private final List<CacheEntry> entries = new ArrayList<>();
     private int hand;
@@ -41,6 +49,8 @@ final class ClockRing implements Iterable<CacheEntry> {
     private int onProbation;
     /** Blocks whose entries left probation unused, oldest first. */
     private final LinkedHashSet<Long> leftUnused = new LinkedHashSet<>();
+    /** Entries added by {@link #addLoaded}; written under the cache's lock, read by pinners without it. */
+    private volatile long loads;
 
     /** Adds an entry to the clock, as one in use. */
     void add(CacheEntry e) {
@@ -54,6 +64,7 @@ final class ClockRing implements Iterable<CacheEntry> {
      */
     void addLoaded(CacheEntry e) {
         add(e);
+        e.loadedAt = ++loads;
         if (leftUnused.remove(e.blockNumber())) {
             e.referenced = true;
             return;
@@ -64,6 +75,17 @@ final class ClockRing implements Iterable<CacheEntry> {
         probation.addLast(e);
         if (probation.size() > 2 * onProbation + MIN_REMEMBERED) {
             probation.removeIf(p -> !p.onProbation);
+        }
+    }
+
+    /**
+     * Marks the pinned {@code e} used; any thread. A pin of an entry on probation before
+     * {@link #CORRELATED_LOADS} other entries were loaded after it is part of the use that loaded
+     * it and leaves it unmarked.
+     */
+    void use(CacheEntry e) {
+        if (!e.onProbation || loads - e.loadedAt >= CORRELATED_LOADS) {
+            e.referenced = true;
         }
     }
 

@@ -93,7 +93,7 @@ public final class NodeCache {
     public CacheEntry pinIfCached(long blockNumber) {
         CacheEntry cached = entries.get(blockNumber);
         if (cached != null && !cached.checkpointPending && cached.tryPin()) {
-            cached.referenced = true;
+            ring.use(cached);
             return cached;
         }
         return null;
@@ -117,7 +117,7 @@ public final class NodeCache {
     private <E extends CacheEntry> E pinCached(long blockNumber, Class<E> type) {
         CacheEntry cached = entries.get(blockNumber);
         if (cached != null && !cached.checkpointPending && cached.tryPin()) {
-            cached.referenced = true;
+            ring.use(cached);
             return castPinned(cached, type);
         }
         lock.lock();
@@ -177,11 +177,11 @@ public final class NodeCache {
      * Lock held: pins an entry of the map, which nobody can have claimed outside the lock except
      * to serialize it, which {@link #pinnableEntry} waits out.
      */
-    private static void pinLocked(CacheEntry e) {
+    private void pinLocked(CacheEntry e) {
         if (!e.tryPin()) {
             throw new IllegalStateException("block " + e.blockNumber() + " is claimed outside the cache lock");
         }
-        e.referenced = true;
+        ring.use(e);
     }
 
     /** Casts a pinned entry to the type its caller expects; on a mismatch unpins it and throws. */
@@ -211,13 +211,13 @@ public final class NodeCache {
 
     /** Lock held: caches {@code e}, on probation when {@code loaded} from its block ({@link ClockRing}). */
     private void insert(CacheEntry e, boolean loaded) {
-        entries.put(e.blockNumber(), e);
         if (loaded) {
             ring.addLoaded(e);
         } else {
             ring.add(e);
             e.referenced = true;
         }
+        entries.put(e.blockNumber(), e); // after its ring state: pinners that find it read that
         e.accountedBytes = e.memoryBytes();
         accountedBytes.addAndGet(e.accountedBytes);
     }

@@ -216,6 +216,25 @@ class ClockRingTest {
     }
 
     @Test
+    void aPinSoonAfterTheLoadIsPartOfThatUse() {
+        ClockRing ring = new ClockRing();
+        for (int block = 1; block <= 8; block++) {
+            entry(ring, block, false, true, 0);
+        }
+        Bare scanned = loaded(ring, 20);
+        ring.use(scanned); // a cursor's next batch, right after the first
+        assertFalse(scanned.referenced, "pinned again before other loads: the same use");
+        for (int block = 21; block < 21 + ClockRing.CORRELATED_LOADS; block++) {
+            loaded(ring, block);
+        }
+        ring.use(scanned);
+        assertTrue(scanned.referenced, "pinned again after other loads: a second use");
+        Bare inClock = entry(ring, 2_000, false, false, 0);
+        ring.use(inClock);
+        assertTrue(inClock.referenced, "an entry in the clock is marked by any pin");
+    }
+
+    @Test
     void entriesOnProbationGoWhenTheClockHasNothingElse() {
         ClockRing ring = new ClockRing();
         Bare pinned = entry(ring, 1, false, false, 1);
