@@ -146,6 +146,14 @@ public abstract class CacheEntry {
         return false;
     }
 
+    /**
+     * Whether the entry's block holds what the entry holds and no checkpoint owes it an image: what
+     * {@link #shed} requires. A moment's view unless the entry is claimed.
+     */
+    public final boolean clean() {
+        return !dirty && !checkpointPending;
+    }
+
     /** Logical block number of this entry. */
     public final long blockNumber() {
         return blockNumber;

@@ -132,6 +132,9 @@ final class ClockRing implements Iterable<CacheEntry> {
         if (e == null) {
             e = oldestOnProbation(true);
         }
+        // Last, entries kept resident, on probation or not (a root read back from disk is on
+        // probation until pinned again): anything anyEvictable counts must be reachable here, or
+        // a writer waiting for room waits for ever.
         return e != null || !includeKept ? e : sweep(true);
     }
 
@@ -161,14 +164,14 @@ final class ClockRing implements Iterable<CacheEntry> {
         return null;
     }
 
-    /** The clock's next victim, passing over entries on probation. */
+    /** The clock's next victim, passing over entries on probation unless {@code includeKept}. */
     private CacheEntry sweep(boolean includeKept) {
         for (int seen = 0; seen < (MAX_EXTRA_SWEEPS + 2) * entries.size() + 2 && !entries.isEmpty(); seen++) {
             if (hand >= entries.size()) {
                 hand = 0;
             }
             CacheEntry e = entries.get(hand++);
-            if (!evictable(e) || (e.keptResident && !includeKept) || e.onProbation) {
+            if (!evictable(e) || (e.keptResident || e.onProbation) && !includeKept) {
                 continue;
             }
             if (e.referenced) {

@@ -521,7 +521,7 @@ public final class NodeCache {
             if (!victim.claim()) {
                 continue; // pinned since nextVictim looked
             }
-            if (!victim.dirty && !victim.checkpointPending) {
+            if (victim.clean()) {
                 if (victim.shed()) {
                     remeasure(victim);
                     victim.unclaim();

@@ -235,6 +235,16 @@ class ClockRingTest {
     }
 
     @Test
+    void aRootReadBackAndKeptResidentStillGoesPastTheHardLimit() {
+        ClockRing ring = new ClockRing();
+        Bare root = loaded(ring, 1);
+        root.keepResident(true);
+        assertNull(ring.nextVictim(false), "below the hard limit it stays");
+        assertTrue(ring.anyEvictable(true));
+        assertSame(root, ring.nextVictim(true), "what anyEvictable counts, nextVictim must offer");
+    }
+
+    @Test
     void entriesOnProbationGoWhenTheClockHasNothingElse() {
         ClockRing ring = new ClockRing();
         Bare pinned = entry(ring, 1, false, false, 1);
