@@ -15,10 +15,10 @@ import io.betree.internal.tree.ScanBatch;
  *
  * <p>The cursor reads the index in batches, merging pending messages: a few dozen entries first,
  * twice as many each time after, up to a basement at a time, so that a short scan copies little
- * more than it uses. It holds no lock or node between reads: it never blocks writers. A cursor of a {@link Transaction} sees the
- * transaction's snapshot and its own writes. A cursor without one sees, in each basement-sized
- * stretch, the latest commit when it got there: commits made while it iterates may or may not
- * be seen. Not thread-safe: use a
+ * more than it uses. It holds no lock or node between reads: it never blocks writers. A cursor of
+ * a {@link Transaction} sees the transaction's snapshot and its own writes. A cursor without one
+ * sees, in each batch, the latest commit when it got there: commits made while it iterates may
+ * or may not be seen. Not thread-safe: use a
  * cursor from one thread at a time. {@link #close()} is idempotent.
  */
 public final class Cursor implements AutoCloseable {

@@ -36,9 +36,10 @@ final class ClockRing implements Iterable<CacheEntry> {
     private static final int MIN_REMEMBERED = 64;
     /**
      * Other entries' loads before which another pin of an entry on probation belongs to the use
-     * that loaded it and does not count as a second one: a cursor's next batch pins the leaf and basement its
-     * first batch read. Counted as uses, they moved every scanned basement to the clock, which then
-     * pushed out the leaves: 100-row scans read a 100 KB leaf again at two scans in five.
+     * that loaded it and does not count as a second one: a cursor's next batch pins the leaf and
+     * basement its first batch read. Counted as uses, they moved every scanned basement to the
+     * clock, which then pushed out the leaves: 100-row scans read a 100 KB leaf again at two scans
+     * in five.
      */
     static final int CORRELATED_LOADS = 8;
 

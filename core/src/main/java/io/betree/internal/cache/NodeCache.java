@@ -828,8 +828,8 @@ public final class NodeCache {
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions, writeBacks,
-                    sheds, partialFetches.get());
+            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions,
+                    writeBacks, sheds, partialFetches.get());
         } finally {
             lock.unlock();
         }

@@ -352,8 +352,8 @@ final class NodeStore {
 
     /** A new leaf over existing basements, pinned and dirty. */
     LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
-        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, pivots, basements, sizes,
-                filters);
+        LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, pivots, basements,
+                sizes, filters);
         cache.add(leaf);
         return leaf;
     }

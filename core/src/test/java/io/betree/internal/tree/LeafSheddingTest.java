@@ -6,13 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.compression.Compressors;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
-import io.betree.internal.fault.FailureListener;
-import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
-import io.betree.internal.storage.StorageEnv;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -39,9 +35,9 @@ class LeafSheddingTest {
     @TempDir
     Path dir;
 
-    private BlockFile file;
-    private NodeMemory memory;
+    private TreeRig rig;
     private NodeCache cache;
+    private BlockFile file;
     private BeTree tree;
     private long msn;
     private final TreeMap<byte[], byte[]> model = new TreeMap<>(Keys::compare);
@@ -49,11 +45,10 @@ class LeafSheddingTest {
 
     @BeforeEach
     void buildTree() throws IOException {
-        file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
-        memory = new NodeMemory();
-        cache = new NodeCache(new BlockFileBacking(file, memory), memory, 6L << 20);
-        TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
-        tree = BeTree.create(cache, file, config, () -> msn, FailureListener.IGNORE);
+        rig = new TreeRig(dir, 6L << 20, () -> msn);
+        cache = rig.cache;
+        file = rig.file;
+        tree = rig.tree;
         for (int i = 0; i < ROWS; i++) {
             put(key(rnd.nextInt(1_000_000)));
         }
@@ -62,10 +57,7 @@ class LeafSheddingTest {
 
     @AfterEach
     void release() throws IOException {
-        tree.close();
-        cache.releaseAll();
-        file.close();
-        assertEquals(0, memory.used(), "off-heap bytes left after the cache released everything");
+        rig.close();
     }
 
     private static byte[] key(int n) {

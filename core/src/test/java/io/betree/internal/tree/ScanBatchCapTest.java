@@ -5,12 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.betree.compression.Compressors;
-import io.betree.internal.cache.NodeCache;
-import io.betree.internal.fault.FailureListener;
-import io.betree.internal.memory.NodeMemory;
-import io.betree.internal.storage.BlockFile;
-import io.betree.internal.storage.StorageEnv;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -34,20 +28,15 @@ class ScanBatchCapTest {
     @TempDir
     Path dir;
 
-    private BlockFile file;
-    private NodeMemory memory;
-    private NodeCache cache;
+    private TreeRig rig;
     private BeTree tree;
     private long msn;
     private final TreeMap<byte[], byte[]> model = new TreeMap<>(Keys::compare);
 
     @BeforeEach
     void buildTree() throws IOException {
-        file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
-        memory = new NodeMemory();
-        cache = new NodeCache(new BlockFileBacking(file, memory), memory, 16L << 20);
-        TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
-        tree = BeTree.create(cache, file, config, () -> 0, FailureListener.IGNORE);
+        rig = new TreeRig(dir, 16L << 20, () -> 0);
+        tree = rig.tree;
         Random rnd = new Random(7);
         for (int i = 0; i < 30_000; i++) {
             write(rnd);
@@ -75,10 +64,7 @@ class ScanBatchCapTest {
 
     @AfterEach
     void release() throws IOException {
-        tree.close();
-        cache.releaseAll();
-        file.close();
-        assertEquals(0, memory.used());
+        rig.close();
     }
 
     /** Every entry of {@code [from, to)} at {@code snapshotTs}, batch by batch with {@code cap}. */
