@@ -133,6 +133,9 @@ final class ClockRing implements Iterable<CacheEntry> {
         if (e == null) {
             e = oldestOnProbation(true);
         }
+        if (e == null) {
+            e = sweep(false); // the clock again, with what that moved to it
+        }
         // Last, entries kept resident, on probation or not (a root read back from disk is on
         // probation until pinned again): anything anyEvictable counts must be reachable here, or
         // a writer waiting for room waits for ever.

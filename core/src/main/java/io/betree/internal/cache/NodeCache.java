@@ -265,6 +265,32 @@ public final class NodeCache {
     }
 
     /**
+     * Asks {@code e}, cached, to drop what it can read back ({@link CacheEntry#shed}) now, as the
+     * evictor does with a clean victim; false, changing nothing, if it is pinned, dirty or has
+     * nothing to drop.
+     */
+    public boolean shed(CacheEntry e) {
+        lock.lock();
+        try {
+            if (entries.get(e.blockNumber()) != e || e.writing || !e.claim()) {
+                return false;
+            }
+            try {
+                if (!e.clean() || !e.shed()) {
+                    return false;
+                }
+                remeasure(e);
+                sheds++;
+                return true;
+            } finally {
+                e.unclaim();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * The stored form of {@code blockNumber} read again, for a cached entry that shed parts of it
      * ({@link CacheEntry#shed}); the caller takes the buffer.
      */
@@ -522,7 +548,8 @@ public final class NodeCache {
                 continue; // pinned since nextVictim looked
             }
             if (victim.clean()) {
-                if (victim.shed()) {
+                // On probation it would be offered again at once: shedding would buy nothing.
+                if (!victim.onProbation && victim.shed()) {
                     remeasure(victim);
                     victim.unclaim();
                     sheds++;

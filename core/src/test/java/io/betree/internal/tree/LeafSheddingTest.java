@@ -103,11 +103,10 @@ class LeafSheddingTest {
                     continue;
                 }
                 cache.release(e, false);
-                if (e instanceof LeafNode && e.clean()) { // as the evictor chooses
+                if (e instanceof LeafNode) {
                     LeafNode leaf = (LeafNode) e;
                     long before = leaf.memoryBytes();
-                    if (leaf.shed()) {
-                        cache.remeasure(leaf);
+                    if (cache.shed(leaf)) { // clean, and not pinned meanwhile by the evictor
                         assertFalse(leaf.filtersHeld());
                         assertTrue(leaf.memoryBytes() < before, "shedding freed memory");
                         shed.add(leaf);
