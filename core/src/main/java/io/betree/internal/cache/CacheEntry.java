@@ -139,8 +139,8 @@ public abstract class CacheEntry {
     /**
      * Drops the parts of this clean entry that can be read back from its block when next needed,
      * instead of leaving the cache: true if it dropped any. The evictor calls it with the entry to
-     * itself (claimed) and re-measures it after; the entry goes for good when the clock next finds
-     * it unused. Nothing to drop unless overridden.
+     * itself (claimed) and re-measures it after; the entry goes for good when it is next chosen
+     * with nothing left to drop. Nothing to drop unless overridden.
      */
     protected boolean shed() {
         return false;
