@@ -38,8 +38,8 @@ final class ClockRing implements Iterable<CacheEntry> {
      * Other entries' loads before which another pin of an entry on probation belongs to the use
      * that loaded it and does not count as a second one: a cursor's next batch pins the leaf and
      * basement its first batch read. Counted as uses, they moved every scanned basement to the
-     * clock, which then pushed out the leaves: 100-row scans read a 100 KB leaf again at two scans
-     * in five.
+     * clock, which then pushed out the leaves: 12,000 100-row scans read a 100 KB leaf again
+     * 4,348 times, about one scan in three.
      */
     static final int CORRELATED_LOADS = 8;
 
