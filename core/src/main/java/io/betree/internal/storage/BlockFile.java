@@ -328,6 +328,33 @@ public final class BlockFile implements Closeable {
     }
 
     /**
+     * Reads {@code dst.remaining()} bytes of the current version of {@code blockNumber}'s stored
+     * payload (after its header), from payload offset {@code from}, into {@code dst}, verifying
+     * nothing: the caller checks the bytes, as a block stored uncompressed may carry its own
+     * checksums for parts of it. Use {@link #read} for a verified block.
+     *
+     * @return false, having read nothing, when the number is free or unwritten, or its current
+     *     version is shorter than the range
+     * @throws IOException if reading fails
+     */
+    public boolean readStored(long blockNumber, int from, ByteBuffer dst) throws IOException {
+        Objects.requireNonNull(dst, "dst");
+        checkOpen();
+        TableSet.Location location = tables.location(blockNumber);
+        long offset = location.offset();
+        if (offset == TranslationTable.FREE || offset == TranslationTable.UNWRITTEN || from < 0
+                || (long) BlockHeader.SIZE + from + dst.remaining() > location.length()) {
+            return false;
+        }
+        try {
+            file.readFully(dst, offset + BlockHeader.SIZE + from);
+        } catch (EOFException e) {
+            return false; // the file was truncated under a version moved away meanwhile
+        }
+        return true;
+    }
+
+    /**
      * Makes the current state durable: writes the translation table and {@code rootRecord} to free
      * space, syncs, writes the header slot not holding the last checkpoint, and syncs again. A crash
      * at any moment leaves either the previous or the new checkpoint intact. Afterwards the space

@@ -11,11 +11,13 @@ import java.nio.ByteBuffer;
  * only the basement it needs rather than the whole leaf.
  *
  * <p>A row is one version of a key. Rows are sorted by key, then newest first. Layout of
- * {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'}, row count) followed by
- * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length
- * (4), the commit timestamp (8, only when flagged), key, value. A row without a timestamp is
- * visible to every snapshot; older versions exist only while a snapshot may still need them.
- * {@code index} holds each row's offset for binary search.
+ * {@code data}: a 5-byte header (tag {@code 'B'}, row count) followed by rows of key length (2
+ * bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length (4), the commit timestamp
+ * (8, only when flagged), key, value. A row without a timestamp is visible to every snapshot; older
+ * versions exist only while a snapshot may still need them. {@code index} holds each row's offset
+ * for binary search. The stored form cuts the rows into separately compressed chunks
+ * ({@link StoredBasement}); each version stored tells the slot its leaf keeps for it where the
+ * chunks lie ({@link #attach}).
  */
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
@@ -32,6 +34,10 @@ public final class Basement extends CacheEntry {
     private ByteBuffer dataView;
     private ByteBuffer indexView;
     private int count;
+    /** The map of the version this basement was read from or last stored as; null for a new one. */
+    private volatile ChunkMap storedMap;
+    /** Where the leaf keeps this basement's map, once pinned through it. */
+    private volatile ChunkMap.Slot slot;
 
     private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
@@ -66,9 +72,22 @@ public final class Basement extends CacheEntry {
      * {@link TreeChecker} verifies), and comparing every row with the one before was a sixth of a
      * flusher's time in an iiBench load whose internal nodes do not all fit in the cache.
      *
-     * @throws IllegalArgumentException if the bytes are not a well-formed basement
+     * @throws IllegalArgumentException if the bytes are not a well-formed stored basement
      */
-    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
+    static Basement load(long blockNumber, ByteBuf stored, NodeMemory memory, BlockCompressor codec) {
+        StoredBasement.Parsed parsed;
+        try {
+            parsed = StoredBasement.read(stored, memory);
+        } finally {
+            memory.release(stored);
+        }
+        Basement b = index(blockNumber, parsed.rows(), memory, codec);
+        b.storedMap = parsed.map();
+        return b;
+    }
+
+    /** Takes ownership of {@code data}, rows in the in-memory form, and indexes them. */
+    private static Basement index(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
         ByteBuf index = null;
         try {
             if (data.readableBytes() < HEADER || data.getByte(0) != TAG) {
@@ -146,8 +165,59 @@ public final class Basement extends CacheEntry {
         return data.writerIndex();
     }
 
-    private int offset(int pos) {
+    /** Offset in the rows of row {@code pos}. */
+    int offset(int pos) {
         return indexView.getInt(pos * 4);
+    }
+
+    /** The first row whose offset is at least {@code off}, or {@link #count} if none. */
+    int firstRowAtOrPast(long off) {
+        int lo = 0;
+        int hi = count;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (offset(mid) < off) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** A view of the rows for reads, valid while nothing changes this basement. */
+    ByteBuffer rowView() {
+        return dataView;
+    }
+
+    /** The key of the row at {@code off} of {@code rows}, copied. */
+    static byte[] keyAt(ByteBuffer rows, int off) {
+        return Keys.copy(rows, keyOffset(rows, off), keyLength(rows, off));
+    }
+
+    /**
+     * The value of {@code key} a snapshot at {@code snapshotTs} sees in {@code rows}, whole rows
+     * from position to limit in sorted order, or null: a scan, for the few rows of one chunk.
+     *
+     * @throws IllegalArgumentException if a row runs past the end
+     */
+    static byte[] find(ByteBuffer rows, byte[] key, long snapshotTs) {
+        int end = rows.limit();
+        for (int off = rows.position(); off < end; ) {
+            if (off + ROW_HEADER > end || (long) off + rowLength(rows, off) > end) {
+                throw new IllegalArgumentException("a row runs past the end of its chunk");
+            }
+            int c = Keys.compare(rows, keyOffset(rows, off), keyLength(rows, off), key);
+            if (c > 0) {
+                return null;
+            }
+            if (c == 0 && rowTs(rows, off) <= snapshotTs) {
+                return (flags(rows, off) & TOMBSTONE) != 0 ? null
+                        : Keys.copy(rows, keyOffset(rows, off) + keyLength(rows, off), rows.getInt(off + 3));
+            }
+            off += rowLength(rows, off);
+        }
+        return null;
     }
 
     /** The {@link KeyFilter#hash} of row {@code pos}'s key. */
@@ -167,7 +237,7 @@ public final class Basement extends CacheEntry {
         return Keys.compare(dataView, keyOffset(dataView, off), keyLength(dataView, off), key);
     }
 
-    private boolean sameKey(int a, int b) {
+    boolean sameKey(int a, int b) {
         return compareRowKeys(dataView, offset(a), offset(b)) == 0;
     }
 
@@ -512,9 +582,28 @@ public final class Basement extends CacheEntry {
         data.setInt(1, count);
     }
 
+    /**
+     * Gives this basement the slot its leaf keeps for it, and there the map of its stored version.
+     * Callers hold the leaf's latch; the slot stays this basement's while it is in the leaf.
+     */
+    void attach(ChunkMap.Slot leafSlot) {
+        slot = leafSlot;
+        ChunkMap map = storedMap;
+        if (map != null && leafSlot.map() != map) {
+            leafSlot.set(map); // the leaf's may be from before a reopen, or of an earlier version
+        }
+    }
+
+    /** A checkpoint stores basements before leaves, so that each leaf's image has its basements' maps. */
+    @Override
+    protected boolean imageFirst() {
+        return true;
+    }
+
+    /** Block-level compression: none, for the chunks of the stored form are compressed already. */
     @Override
     public BlockCompressor compressor() {
-        return codec;
+        return StoredBasement.BLOCK_CODEC;
     }
 
     @Override
@@ -524,11 +613,22 @@ public final class Basement extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
-        return data.writerIndex();
+        return StoredBasement.sizeBound(this, codec, StoredBasement.cuts(this, codec));
     }
 
+    /** Writes the stored form under a new stamp, and tells the leaf's slot where its chunks lie. */
     @Override
     public void serialize(ByteBuf out) {
+        ChunkMap map = StoredBasement.write(this, blockNumber(), codec, StoredBasement.cuts(this, codec), out);
+        storedMap = map;
+        ChunkMap.Slot s = slot;
+        if (s != null) {
+            s.set(map);
+        }
+    }
+
+    /** Writes the rows in their in-memory form (header included), for checks. */
+    void writeRows(ByteBuf out) {
         out.writeBytes(data, 0, data.writerIndex());
     }
 

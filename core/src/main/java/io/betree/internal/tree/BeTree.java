@@ -318,7 +318,14 @@ public final class BeTree {
                 misses.record(true);
                 return null;
             }
-            Basement b = store.pinBasement(leaf.basements.get(at));
+            // A basement not in the cache is answered from the one stored chunk that may hold the
+            // key: a page or two instead of the whole basement, and nothing cached for one read.
+            byte[] fromChunk = store.readFromChunk(leaf, at, key, snapshotTs);
+            if (fromChunk != ChunkMap.STALE) {
+                misses.record(fromChunk == null);
+                return fromChunk;
+            }
+            Basement b = store.pinBasement(leaf, at);
             try {
                 byte[] found = b.get(key, snapshotTs);
                 misses.record(found == null);

@@ -15,8 +15,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * usually ends here.
  *
  * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
- * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
- * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
+ * size (4), then count-1 pivots as key length (2) and key bytes, then per basement a byte 1 and
+ * its {@link ChunkMap} or a byte 0 when none is known, then per basement its {@link KeyFilter}.
+ * Pivot {@code i} is the smallest key that basement {@code i+1} may hold. A basement's chunk map
+ * is a hint that may be older than the basement ({@link ChunkMap.Slot}); a leaf is not rewritten
+ * for a new one.
  *
  * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
  * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
@@ -36,6 +39,10 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
+    /** Per basement, where its stored chunks lie; kept when the filters are shed. */
+    final List<ChunkMap.Slot> chunkSlots;
+    /** The maps {@link #serializedSizeBound} measured, for {@link #serialize} to write. */
+    private ChunkMap[] mapsToWrite;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
     private final FilterSource source;
@@ -57,7 +64,7 @@ final class LeafNode extends CacheEntry {
     }
 
     LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, FilterSource source, List<byte[]> pivots,
-            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
+            List<Long> basements, List<Integer> sizes, List<ChunkMap.Slot> chunkSlots, List<KeyFilter> filters) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
@@ -65,6 +72,7 @@ final class LeafNode extends CacheEntry {
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
+        this.chunkSlots = chunkSlots;
         this.filters = filters;
     }
 
@@ -108,6 +116,14 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
+        List<ChunkMap.Slot> slots = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            byte known = in.readByte();
+            if (known != 0 && known != 1) {
+                throw new IllegalArgumentException("bad chunk map marker " + known);
+            }
+            slots.add(new ChunkMap.Slot(known == 1 ? ChunkMap.read(in) : null));
+        }
         List<KeyFilter> filters = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             filters.add(KeyFilter.read(memory, in));
@@ -115,7 +131,7 @@ final class LeafNode extends CacheEntry {
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, filters);
+        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -171,6 +187,11 @@ final class LeafNode extends CacheEntry {
     int filterCount() {
         holdFilters();
         return filters.size();
+    }
+
+    /** The map of basement {@code b}'s stored chunks, or null when none is known. */
+    ChunkMap chunkMap(int b) {
+        return chunkSlots.get(b).map();
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -248,6 +269,9 @@ final class LeafNode extends CacheEntry {
         pivots.add(b, right.key(0));
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
+        ChunkMap.Slot slot = new ChunkMap.Slot(null);
+        chunkSlots.add(b + 1, slot);
+        right.attach(slot);
         filters.add(b + 1, KeyFilter.of(memory, right));
     }
 
@@ -259,6 +283,7 @@ final class LeafNode extends CacheEntry {
         holdFilters();
         pivots.remove(pivot);
         basementBytes.remove(b);
+        chunkSlots.remove(b);
         filters.remove(b).release();
         return basements.remove(b);
     }
@@ -276,10 +301,12 @@ final class LeafNode extends CacheEntry {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), moved);
+                new ArrayList<>(basementBytes.subList(start, end)), new ArrayList<>(chunkSlots.subList(start, end)),
+                moved);
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
+        chunkSlots.subList(start, end).clear();
         filters.subList(start, end).clear();
         return separator;
     }
@@ -292,6 +319,7 @@ final class LeafNode extends CacheEntry {
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
+        chunkSlots.addAll(right.chunkSlots);
         for (KeyFilter f : right.filters) {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
@@ -300,7 +328,8 @@ final class LeafNode extends CacheEntry {
 
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
-        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
+        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<ChunkMap.Slot> chunkSlots,
+                List<KeyFilter> filters);
     }
 
     @Override
@@ -318,6 +347,10 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             bytes += 24 + p.length;
         }
+        for (ChunkMap.Slot slot : chunkSlots) {
+            ChunkMap map = slot.map();
+            bytes += 16 + (map == null ? 0 : map.memoryBytes());
+        }
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
@@ -330,6 +363,13 @@ final class LeafNode extends CacheEntry {
         int size = 5 + basements.size() * 12;
         for (byte[] p : pivots) {
             size += 2 + p.length;
+        }
+        // Basements publish new maps at any time: serialize writes the ones measured here.
+        mapsToWrite = new ChunkMap[chunkSlots.size()];
+        for (int i = 0; i < mapsToWrite.length; i++) {
+            ChunkMap map = chunkSlots.get(i).map();
+            mapsToWrite[i] = map;
+            size += 1 + (map == null ? 0 : map.serializedSize());
         }
         for (KeyFilter f : filters) {
             size += f.serializedSize();
@@ -346,6 +386,15 @@ final class LeafNode extends CacheEntry {
         }
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
+        }
+        ChunkMap[] maps = mapsToWrite;
+        mapsToWrite = null;
+        for (int i = 0; i < chunkSlots.size(); i++) {
+            ChunkMap map = maps != null && maps.length == chunkSlots.size() ? maps[i] : chunkSlots.get(i).map();
+            out.writeByte(map == null ? 0 : 1);
+            if (map != null) {
+                map.write(out);
+            }
         }
         for (KeyFilter f : filters) {
             f.write(out);

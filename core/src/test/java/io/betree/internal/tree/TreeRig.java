@@ -14,7 +14,7 @@ import java.util.function.LongSupplier;
 
 /**
  * A tree over real parts for tests: a block file, node memory, a cache of the given size, small
- * nodes (64 KiB, basements of 4 KiB, fanout 4, LZ4). {@link #close} releases it all and checks
+ * nodes unless told otherwise (64 KiB, basements of 4 KiB, fanout 4, LZ4). {@link #close} releases it all and checks
  * that no off-heap byte is left.
  */
 final class TreeRig implements AutoCloseable {
@@ -25,9 +25,13 @@ final class TreeRig implements AutoCloseable {
 
     /** A rig in {@code dir} whose oldest snapshot is what {@code horizon} says. */
     TreeRig(Path dir, long cacheBytes, LongSupplier horizon) throws IOException {
+        this(dir, cacheBytes, horizon, new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4")));
+    }
+
+    /** A rig of nodes shaped by {@code config}. */
+    TreeRig(Path dir, long cacheBytes, LongSupplier horizon, TreeConfig config) throws IOException {
         file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
         cache = new NodeCache(new BlockFileBacking(file, memory), memory, cacheBytes);
-        TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
         tree = BeTree.create(cache, file, config, horizon::getAsLong, FailureListener.IGNORE);
     }
 

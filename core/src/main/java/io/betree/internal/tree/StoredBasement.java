@@ -1,0 +1,256 @@
+package io.betree.internal.tree;
+
+import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.internal.memory.NodeMemory;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.zip.CRC32C;
+
+/**
+ * The stored form of a {@link Basement}: its rows cut into chunks of about {@link #CHUNK_BYTES}, each
+ * compressed and checksummed on its own, so that a point read fetches one chunk (a page or two)
+ * where the whole basement would be some 36 KB; {@link ChunkMap} says where each chunk lies.
+ *
+ * <p>Layout (big-endian): tag {@code 'B'} (1), codec id of the chunks (1), stamp (8), row count (4),
+ * chunk count m (2), then m chunk records: CRC32C (4), flags (1; bit 0: stored uncompressed),
+ * uncompressed length (4), stored length (4), stored bytes. A chunk's rows are whole keys (every
+ * version of a key lies in one chunk) in the row format of {@link Basement}. The checksum covers the
+ * block number (8), the stamp (8) and the record after the checksum field, so that a record read
+ * through a stale map or from a block moved elsewhere does not pass. The block holding this form
+ * is stored with codec id 0: compression happens per chunk, inside it.
+ *
+ * <p>Codecs whose output grows a lot on small inputs (xz, deflate) get a single chunk.
+ */
+final class StoredBasement {
+    static final byte TAG = 'B';
+    /** Uncompressed bytes per chunk at which a chunk ends (at the next key). */
+    static final int CHUNK_BYTES = 4 << 10;
+    /** The block-level codec of a stored basement: none, its chunks being compressed already. */
+    static final BlockCompressor BLOCK_CODEC = Compressors.forId(0);
+    private static final int HEADER = 16;
+    private static final int RECORD_HEADER = 13;
+    private static final int STORED_RAW = 1;
+    private static final int MAX_CHUNKS = 0xffff;
+    /** Most uncompressed bytes a basement's rows may take, as for any block. */
+    private static final int MAX_ROW_BYTES = 64 << 20;
+
+    private StoredBasement() {
+    }
+
+    /** Bytes per chunk for {@code codec} and {@code rowBytes} of rows. */
+    private static int chunkBytes(BlockCompressor codec, int rowBytes) {
+        String name = codec.name();
+        if (!name.equals("lz4") && !name.equals("zstd") && !name.equals("none")) {
+            return Integer.MAX_VALUE;
+        }
+        return Math.max(CHUNK_BYTES, rowBytes / (MAX_CHUNKS - 1) + 1);
+    }
+
+    /** The row positions at which chunks start (the first is 0), for {@code b}'s rows. */
+    static int[] cuts(Basement b, BlockCompressor codec) {
+        int count = b.count();
+        if (count == 0) {
+            return new int[] {0};
+        }
+        int target = chunkBytes(codec, b.bytes());
+        int[] cuts = new int[8];
+        int m = 1;
+        int pos = 0;
+        while (true) {
+            long want = (long) b.offset(pos) + target;
+            int p = b.firstRowAtOrPast(want);
+            while (p < count && b.sameKey(p - 1, p)) {
+                p++;
+            }
+            if (p >= count) {
+                return Arrays.copyOf(cuts, m);
+            }
+            if (m == cuts.length) {
+                cuts = Arrays.copyOf(cuts, m * 2);
+            }
+            cuts[m++] = p;
+            pos = p;
+        }
+    }
+
+    /** An upper bound of what {@link #write} produces for {@code b} cut at {@code cuts}. */
+    static int sizeBound(Basement b, BlockCompressor codec, int[] cuts) {
+        long size = HEADER;
+        for (int c = 0; c < cuts.length; c++) {
+            int len = chunkEnd(b, cuts, c) - chunkStart(b, cuts, c);
+            size += RECORD_HEADER + Math.max(len, codec.maxCompressedLength(len));
+        }
+        return Math.toIntExact(size);
+    }
+
+    private static int chunkStart(Basement b, int[] cuts, int c) {
+        return b.count() == 0 ? b.bytes() : b.offset(cuts[c]);
+    }
+
+    private static int chunkEnd(Basement b, int[] cuts, int c) {
+        return c + 1 < cuts.length ? b.offset(cuts[c + 1]) : b.bytes();
+    }
+
+    /**
+     * Writes {@code b}'s stored form, cut at {@code cuts}, to {@code out} (which has room for
+     * {@link #sizeBound}), under a new stamp; returns its map.
+     */
+    static ChunkMap write(Basement b, long blockNumber, BlockCompressor codec, int[] cuts, ByteBuf out) {
+        long stamp = ThreadLocalRandom.current().nextLong();
+        int base = out.writerIndex();
+        out.writeByte(TAG).writeByte(codec.id()).writeLong(stamp).writeInt(b.count()).writeShort(cuts.length);
+        ByteBuffer rows = b.rowView();
+        int[] starts = new int[cuts.length + 1];
+        byte[][] firstKeys = new byte[cuts.length - 1][];
+        CRC32C crc = new CRC32C();
+        for (int c = 0; c < cuts.length; c++) {
+            int from = chunkStart(b, cuts, c);
+            int len = chunkEnd(b, cuts, c) - from;
+            if (c > 0) {
+                firstKeys[c - 1] = b.key(cuts[c]);
+            }
+            int record = out.writerIndex();
+            starts[c] = record - base;
+            int dataAt = record + RECORD_HEADER;
+            ByteBuffer src = rows.duplicate().limit(from + len).position(from);
+            ByteBuffer dst = out.nioBuffer(dataAt, out.capacity() - dataAt);
+            int stored = len == 0 || codec.id() == 0 ? len : codec.compress(src, dst);
+            int flags = 0;
+            if (stored >= len) { // not made smaller (or not compressed at all): kept as it is
+                stored = len;
+                flags = STORED_RAW;
+                out.setBytes(dataAt, rows.duplicate().limit(from + len).position(from));
+            }
+            out.setInt(record, 0).setByte(record + 4, flags).setInt(record + 5, len).setInt(record + 9, stored);
+            out.writerIndex(dataAt + stored);
+            out.setInt(record, checksum(crc, blockNumber, stamp, out.nioBuffer(record + 4, RECORD_HEADER - 4 + stored)));
+        }
+        starts[cuts.length] = out.writerIndex() - base;
+        return new ChunkMap(codec.id(), stamp, starts, firstKeys);
+    }
+
+    private static int checksum(CRC32C crc, long blockNumber, long stamp, ByteBuffer recordAfterCrc) {
+        crc.reset();
+        ByteBuffer seed = ByteBuffer.allocate(16).putLong(blockNumber).putLong(stamp).flip();
+        crc.update(seed);
+        crc.update(recordAfterCrc);
+        return (int) crc.getValue();
+    }
+
+    /** A stored basement read back: its rows in {@link Basement}'s in-memory form, and its map. */
+    record Parsed(ByteBuf rows, ChunkMap map) {
+    }
+
+    /**
+     * Decompresses the stored form in {@code in} (its readable bytes; not released) into memory
+     * from {@code memory}: a 5-byte header (tag, row count) and the rows.
+     *
+     * @throws IllegalArgumentException if the bytes are not a well-formed stored basement
+     */
+    static Parsed read(ByteBuf in, NodeMemory memory) {
+        int base = in.readerIndex();
+        int end = in.writerIndex();
+        if (end - base < HEADER || in.getByte(base) != TAG) {
+            throw new IllegalArgumentException("not a basement node");
+        }
+        int codecId = in.getUnsignedByte(base + 1);
+        long stamp = in.getLong(base + 2);
+        int rowCount = in.getInt(base + 10);
+        int m = in.getUnsignedShort(base + 14);
+        if (m < 1 || m > (end - base - HEADER) / RECORD_HEADER) {
+            throw new IllegalArgumentException("impossible chunk count " + m);
+        }
+        int[] starts = new int[m + 1];
+        long rowBytes = 0;
+        int at = base + HEADER;
+        for (int c = 0; c < m; c++) {
+            if (at + RECORD_HEADER > end) {
+                throw new IllegalArgumentException("chunk " + c + " runs past the end");
+            }
+            int len = in.getInt(at + 5);
+            int stored = in.getInt(at + 9);
+            if (len < 0 || stored < 0 || (long) at + RECORD_HEADER + stored > end
+                    || (in.getByte(at + 4) & STORED_RAW) != 0 && stored != len) {
+                throw new IllegalArgumentException("chunk " + c + " has impossible lengths");
+            }
+            starts[c] = at - base;
+            rowBytes += len;
+            at += RECORD_HEADER + stored;
+        }
+        if (at != end) {
+            throw new IllegalArgumentException("trailing bytes after the last chunk");
+        }
+        if (rowBytes > MAX_ROW_BYTES) {
+            throw new IllegalArgumentException("rows of " + rowBytes + " bytes");
+        }
+        starts[m] = end - base;
+        BlockCompressor codec = m > 1 || rowBytes > 0 ? Compressors.forId(codecId) : BLOCK_CODEC;
+        ByteBuf rows = memory.allocate(5 + (int) rowBytes);
+        try {
+            rows.writeByte(TAG).writeInt(rowCount);
+            byte[][] firstKeys = new byte[m - 1][];
+            ByteBuffer src = NodeMemory.view(in);
+            for (int c = 0; c < m; c++) {
+                int record = base + starts[c];
+                int len = in.getInt(record + 5);
+                int stored = in.getInt(record + 9);
+                int rowAt = rows.writerIndex();
+                ByteBuffer from = src.duplicate().limit(record + RECORD_HEADER + stored).position(record + RECORD_HEADER);
+                if ((in.getByte(record + 4) & STORED_RAW) != 0) {
+                    rows.writeBytes(from);
+                } else {
+                    codec.decompress(from, rows.nioBuffer(rowAt, len), len);
+                    rows.writerIndex(rowAt + len);
+                }
+                if (c > 0) {
+                    if (len < 7) {
+                        throw new IllegalArgumentException("chunk " + c + " holds no row");
+                    }
+                    firstKeys[c - 1] = Basement.keyAt(NodeMemory.view(rows), rowAt);
+                }
+            }
+            return new Parsed(rows, new ChunkMap(codecId, stamp, starts, firstKeys));
+        } catch (RuntimeException e) {
+            memory.release(rows);
+            throw e;
+        }
+    }
+
+    /**
+     * Answers a point read from one chunk record read through {@code map}: the value of {@code key}
+     * a snapshot at {@code snapshotTs} sees, null when it sees none, or {@link ChunkMap#STALE} when
+     * the record does not pass its checksum under the map's stamp (the block changed, or is damaged:
+     * the caller reads the whole basement, whose block checksum tells the two apart).
+     *
+     * @throws IllegalArgumentException if a record that passed its checksum is malformed
+     */
+    static byte[] get(ByteBuffer record, long blockNumber, ChunkMap map, byte[] key, long snapshotTs) {
+        int n = record.remaining();
+        if (n < RECORD_HEADER) {
+            return ChunkMap.STALE;
+        }
+        int p = record.position();
+        if (checksum(new CRC32C(), blockNumber, map.stamp, record.duplicate().position(p + 4)) != record.getInt(p)) {
+            return ChunkMap.STALE;
+        }
+        boolean raw = (record.get(p + 4) & STORED_RAW) != 0;
+        int len = record.getInt(p + 5);
+        int stored = record.getInt(p + 9);
+        if (len < 0 || len > MAX_ROW_BYTES || stored != n - RECORD_HEADER || raw && stored != len) {
+            throw new IllegalArgumentException("chunk record with impossible lengths");
+        }
+        ByteBuffer src = record.duplicate().position(p + RECORD_HEADER);
+        ByteBuffer rows;
+        if (raw) {
+            rows = src.slice();
+        } else {
+            rows = ByteBuffer.allocate(len);
+            Compressors.forId(map.codecId).decompress(src, rows, len);
+            rows.flip();
+        }
+        return Basement.find(rows, key, snapshotTs);
+    }
+}
