@@ -82,7 +82,12 @@ public final class Basement extends CacheEntry {
             memory.release(stored);
         }
         Basement b = index(blockNumber, parsed.rows(), memory, codec);
-        b.storedMap = parsed.map();
+        try {
+            b.storedMap = parsed.map(b);
+        } catch (RuntimeException e) {
+            b.releaseMemory();
+            throw e;
+        }
         return b;
     }
 
@@ -188,11 +193,6 @@ public final class Basement extends CacheEntry {
     /** A view of the rows for reads, valid while nothing changes this basement. */
     ByteBuffer rowView() {
         return dataView;
-    }
-
-    /** The key of the row at {@code off} of {@code rows}, copied. */
-    static byte[] keyAt(ByteBuffer rows, int off) {
-        return Keys.copy(rows, keyOffset(rows, off), keyLength(rows, off));
     }
 
     /**

@@ -48,6 +48,12 @@ final class LeafNode extends CacheEntry {
     private final FilterSource source;
     /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
     private volatile boolean shed;
+    /**
+     * Whether the filters saved a read (a miss), or the maps were used, since the evictor last shed
+     * that part of this leaf.
+     */
+    private volatile boolean filtersUsed;
+    private volatile boolean mapsUsed;
     private final ReentrantLock reading = new ReentrantLock();
 
     /** Where a leaf that shed its filters reads them back from. */
@@ -140,15 +146,27 @@ final class LeafNode extends CacheEntry {
     }
 
     /**
-     * Drops the filters of this clean leaf to free their memory, keeping the basement list; false
-     * when there is nothing to drop. Only the evictor calls it, with the leaf to itself (claimed,
-     * so unpinned and unlatched).
+     * Drops the chunk maps or the filters of this clean leaf to free their memory, keeping the
+     * basement list; false when there is nothing to drop. Only the evictor calls it, with the leaf
+     * to itself (claimed, so unpinned and unlatched).
      */
     @Override
     protected boolean shed() {
-        if (shed || image == null && filters.isEmpty()) {
+        boolean maps = chunkSlots.stream().anyMatch(slot -> slot.map() != null);
+        boolean held = !shed && !(image == null && filters.isEmpty());
+        // What reads have not used since the last time goes first: the filters of a leaf that
+        // only hits reach, the maps of one that only misses reach; else the maps, the smaller part.
+        // Maps are hints: shed ones are not read back, but come again as the basements are stored
+        // or read whole (Basement#attach); a leaf written meanwhile stores the ones it has.
+        if (maps && (!mapsUsed || filtersUsed || !held)) {
+            chunkSlots.forEach(slot -> slot.set(null));
+            mapsUsed = false;
+            return true;
+        }
+        if (!held) {
             return false;
         }
+        filtersUsed = false;
         filters.forEach(KeyFilter::release);
         filters.clear();
         memory.release(image);
@@ -191,6 +209,7 @@ final class LeafNode extends CacheEntry {
 
     /** The map of basement {@code b}'s stored chunks, or null when none is known. */
     ChunkMap chunkMap(int b) {
+        mapsUsed = true;
         return chunkSlots.get(b).map();
     }
 
@@ -205,7 +224,11 @@ final class LeafNode extends CacheEntry {
      */
     boolean mayContain(int b, long keyHash) {
         holdFilters();
-        return filters.get(b).mayContain(keyHash);
+        if (filters.get(b).mayContain(keyHash)) {
+            return true;
+        }
+        filtersUsed = true; // it saved a read
+        return false;
     }
 
     /** Total bytes of all basements. */

@@ -110,7 +110,7 @@ final class StoredBasement {
             int from = chunkStart(b, cuts, c);
             int len = chunkEnd(b, cuts, c) - from;
             if (c > 0) {
-                firstKeys[c - 1] = b.key(cuts[c]);
+                firstKeys[c - 1] = ChunkMap.separator(b.key(cuts[c] - 1), b.key(cuts[c]));
             }
             int record = out.writerIndex();
             starts[c] = record - base;
@@ -140,8 +140,23 @@ final class StoredBasement {
         return (int) crc.getValue();
     }
 
-    /** A stored basement read back: its rows in {@link Basement}'s in-memory form, and its map. */
-    record Parsed(ByteBuf rows, ChunkMap map) {
+    /**
+     * A stored basement read back: its rows in {@link Basement}'s in-memory form, and what its map
+     * needs besides them ({@link #map}): where each chunk's rows start in {@code rows}.
+     */
+    record Parsed(ByteBuf rows, int codecId, long stamp, int[] starts, int[] rowStarts) {
+        /** The map of this stored form, {@code b} being its rows indexed. */
+        ChunkMap map(Basement b) {
+            byte[][] separators = new byte[starts.length - 2][];
+            for (int c = 1; c < rowStarts.length; c++) {
+                int p = b.firstRowAtOrPast(rowStarts[c]);
+                if (p < 1 || p >= b.count() || b.offset(p) != rowStarts[c] || b.sameKey(p - 1, p)) {
+                    throw new IllegalArgumentException("chunk " + c + " does not start at a key");
+                }
+                separators[c - 1] = ChunkMap.separator(b.key(p - 1), b.key(p));
+            }
+            return new ChunkMap(codecId, stamp, starts, separators);
+        }
     }
 
     /**
@@ -191,13 +206,14 @@ final class StoredBasement {
         ByteBuf rows = memory.allocate(5 + (int) rowBytes);
         try {
             rows.writeByte(TAG).writeInt(rowCount);
-            byte[][] firstKeys = new byte[m - 1][];
+            int[] rowStarts = new int[m];
             ByteBuffer src = NodeMemory.view(in);
             for (int c = 0; c < m; c++) {
                 int record = base + starts[c];
                 int len = in.getInt(record + 5);
                 int stored = in.getInt(record + 9);
                 int rowAt = rows.writerIndex();
+                rowStarts[c] = rowAt;
                 ByteBuffer from = src.duplicate().limit(record + RECORD_HEADER + stored).position(record + RECORD_HEADER);
                 if ((in.getByte(record + 4) & STORED_RAW) != 0) {
                     rows.writeBytes(from);
@@ -205,14 +221,8 @@ final class StoredBasement {
                     codec.decompress(from, rows.nioBuffer(rowAt, len), len);
                     rows.writerIndex(rowAt + len);
                 }
-                if (c > 0) {
-                    if (len < 7) {
-                        throw new IllegalArgumentException("chunk " + c + " holds no row");
-                    }
-                    firstKeys[c - 1] = Basement.keyAt(NodeMemory.view(rows), rowAt);
-                }
             }
-            return new Parsed(rows, new ChunkMap(codecId, stamp, starts, firstKeys));
+            return new Parsed(rows, codecId, stamp, starts, rowStarts);
         } catch (RuntimeException e) {
             memory.release(rows);
             throw e;

@@ -78,10 +78,10 @@ class StoredBasementTest {
             StoredBasement.Parsed parsed = StoredBasement.read(stored.duplicate(), memory);
             back = parsed.rows();
             assertEquals(rows, back, "rows read back");
-            assertEquals(map.chunkCount(), parsed.map().chunkCount());
-            assertEquals(map.stamp, parsed.map().stamp);
+            assertEquals(map.chunkCount(), parsed.map(b).chunkCount());
+            assertEquals(map.stamp, parsed.map(b).stamp);
             for (int c = 0; c <= map.chunkCount(); c++) {
-                assertEquals(c == map.chunkCount() ? stored.readableBytes() : map.start(c), parsed.map().start(c));
+                assertEquals(c == map.chunkCount() ? stored.readableBytes() : map.start(c), parsed.map(b).start(c));
             }
         } finally {
             memory.release(rows);
