@@ -667,9 +667,17 @@ public final class BeTree {
             store.awaitRoom();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
-            flusher.flushPath(from);
+            flushPath(from);
         }
         return batch;
+    }
+
+    /**
+     * Pushes the pending messages on the path to {@code key} down to its leaf on the calling
+     * thread, unless another thread is doing so already ({@link RootFlusher#flushPath}).
+     */
+    void flushPath(byte[] key) {
+        flusher.flushPath(key);
     }
 
 }

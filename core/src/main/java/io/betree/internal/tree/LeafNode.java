@@ -5,7 +5,9 @@ import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -45,6 +47,8 @@ final class LeafNode extends CacheEntry {
     private ChunkMap[] mapsToWrite;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
+    /** Where the chunk maps start in {@link #image}. */
+    private int imageMapsAt;
     private final FilterSource source;
     /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
     private volatile boolean shed;
@@ -122,6 +126,7 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
+        int mapsAt = in.readerIndex();
         List<ChunkMap.Slot> slots = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             byte known = in.readByte();
@@ -137,7 +142,9 @@ final class LeafNode extends CacheEntry {
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
+        LeafNode leaf = new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
+        leaf.imageMapsAt = mapsAt;
+        return leaf;
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -193,6 +200,7 @@ final class LeafNode extends CacheEntry {
             filters.addAll(stored.filters);
             stored.filters.clear();
             image = stored.image;
+            imageMapsAt = stored.imageMapsAt;
             stored.image = null;
             shed = false;
             source.grew(this);
@@ -387,10 +395,16 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
-        // Basements publish new maps at any time: serialize writes the ones measured here.
+        // Basements publish new maps at any time: serialize writes the ones measured here. A map
+        // shed since the leaf was read is written as the stored image has it, if it is there.
         mapsToWrite = new ChunkMap[chunkSlots.size()];
+        Map<Long, ChunkMap> stored = null;
         for (int i = 0; i < mapsToWrite.length; i++) {
             ChunkMap map = chunkSlots.get(i).map();
+            if (map == null && image != null) {
+                stored = stored != null ? stored : mapsInImage();
+                map = stored.get(basements.get(i));
+            }
             mapsToWrite[i] = map;
             size += 1 + (map == null ? 0 : map.serializedSize());
         }
@@ -398,6 +412,19 @@ final class LeafNode extends CacheEntry {
             size += f.serializedSize();
         }
         return size;
+    }
+
+    /** The chunk maps of the stored image, by basement block. */
+    private Map<Long, ChunkMap> mapsInImage() {
+        ByteBuf in = image.duplicate().readerIndex(imageMapsAt);
+        int n = image.getInt(1);
+        Map<Long, ChunkMap> maps = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            if (in.readByte() == 1) {
+                maps.put(image.getLong(5 + 12 * i), ChunkMap.read(in));
+            }
+        }
+        return maps;
     }
 
     @Override

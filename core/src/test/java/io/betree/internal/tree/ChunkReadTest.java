@@ -204,6 +204,34 @@ class ChunkReadTest {
         assertNoBasementOfSeveralChunksCached();
     }
 
+    /**
+     * Leaves shed their maps (unused, they go before the filters), then take writes and are stored
+     * again: the maps of the basements the writes left alone come from the leaves' stored images,
+     * the others from the basements stored anew, so reads after the leaves are read back still
+     * fetch one chunk.
+     */
+    @Test
+    void mapsShedBeforeALeafIsStoredAgainAreStoredWithIt() throws IOException {
+        evict(false);
+        for (long block : leaves()) {
+            LeafNode leaf = (LeafNode) tree.store().pinNode(block);
+            cache.release(leaf, false);
+            assertTrue(cache.shed(leaf), "leaf " + block + " shed something");
+            for (int b = 0; b < leaf.basements.size(); b++) {
+                assertNull(leaf.chunkSlots.get(b).map(), "the maps went first");
+            }
+        }
+        for (int i = 0; i < 30; i++) { // a write in many leaves, in few of their basements
+            byte[] key = key(rnd.nextInt(1_000_000));
+            put(key);
+            tree.flushPath(key);
+        }
+        settle();
+        evict(true);
+        assertModels();
+        assertNoBasementOfSeveralChunksCached();
+    }
+
     /** The first leaf with a basement of several chunks, pinned: the caller unpins it. */
     private LeafNode leafWithChunks() {
         for (long block : leaves()) {
