@@ -147,6 +147,23 @@ final class ChunkMap {
     }
 
     /**
+     * Moves {@code in} past a map {@link #write} wrote, checking its counts and lengths.
+     *
+     * @throws IllegalArgumentException or IndexOutOfBoundsException if the bytes cannot be a map
+     */
+    static void skip(ByteBuf in) {
+        in.skipBytes(9);
+        int m = in.readUnsignedShort();
+        if (m < 1 || m > in.readableBytes() / 6) {
+            throw new IllegalArgumentException("impossible chunk count " + m);
+        }
+        in.skipBytes(4 * (m + 1));
+        for (int i = 0; i < m - 1; i++) {
+            in.skipBytes(in.readUnsignedShort());
+        }
+    }
+
+    /**
      * The shortest prefix of {@code first} that sorts after {@code last}, which sorts before
      * {@code first}: a separator between two chunks.
      */

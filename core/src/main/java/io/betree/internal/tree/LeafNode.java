@@ -133,7 +133,10 @@ final class LeafNode extends CacheEntry {
             if (known != 0 && known != 1) {
                 throw new IllegalArgumentException("bad chunk map marker " + known);
             }
-            slots.add(new ChunkMap.Slot(known == 1 ? ChunkMap.read(in) : null));
+            if (known == 1) {
+                ChunkMap.skip(in); // parsed when first used (mapInImage): the image holds them meanwhile
+            }
+            slots.add(new ChunkMap.Slot(null));
         }
         List<KeyFilter> filters = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
@@ -172,6 +175,13 @@ final class LeafNode extends CacheEntry {
         }
         if (!held) {
             return false;
+        }
+        if (mapsUsed) { // the maps not parsed yet go with the image otherwise
+            for (int b = 0; b < chunkSlots.size(); b++) {
+                if (chunkSlots.get(b).map() == null) {
+                    chunkSlots.get(b).set(mapInImage(basements.get(b)));
+                }
+            }
         }
         filtersUsed = false;
         filters.forEach(KeyFilter::release);
@@ -215,10 +225,50 @@ final class LeafNode extends CacheEntry {
         return filters.size();
     }
 
-    /** The map of basement {@code b}'s stored chunks, or null when none is known. */
+    /**
+     * The map of basement {@code b}'s stored chunks, or null when none is known: its slot's, else
+     * the stored image's, which the slot then keeps.
+     */
     ChunkMap chunkMap(int b) {
         mapsUsed = true;
-        return chunkSlots.get(b).map();
+        ChunkMap.Slot slot = chunkSlots.get(b);
+        ChunkMap map = slot.map();
+        if (map == null) {
+            map = mapInImage(basements.get(b));
+            if (map != null) {
+                slot.set(map);
+            }
+        }
+        return map;
+    }
+
+    /**
+     * The map the stored image holds for basement {@code block}, or null: none there, or no image.
+     * Readers sharing the leaf's latch may call it at once, while another reads shed filters back
+     * and replaces the image; a map is a hint, so a torn view gives none rather than an error.
+     */
+    private ChunkMap mapInImage(long block) {
+        ByteBuf img = image;
+        if (img == null) {
+            return null;
+        }
+        try {
+            int n = img.getInt(1);
+            for (int i = 0; i < n; i++) {
+                if (img.getLong(5 + 12 * i) == block) {
+                    ByteBuf in = img.duplicate().readerIndex(imageMapsAt);
+                    for (int j = 0; j < i; j++) {
+                        if (in.readByte() == 1) {
+                            ChunkMap.skip(in);
+                        }
+                    }
+                    return in.readByte() == 1 ? ChunkMap.read(in) : null;
+                }
+            }
+        } catch (RuntimeException e) {
+            return null;
+        }
+        return null;
     }
 
     /** Index of the basement that holds {@code key}. */
