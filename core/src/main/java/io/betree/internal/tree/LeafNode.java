@@ -26,7 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
  * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
  * list, which every read of the leaf needs; they are read back from the leaf's block when next
- * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them.
+ * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them. The chunk
+ * maps of a leaf read from disk stay in its stored image until a read needs one; parsed ones are
+ * shed too, apart from the filters, and come back from the image while it is held.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
  * block, size and filter together. Not thread-safe, except that readers sharing the leaf's latch may
@@ -166,8 +168,9 @@ final class LeafNode extends CacheEntry {
         boolean held = !shed && !(image == null && filters.isEmpty());
         // What reads have not used since the last time goes first: the filters of a leaf that
         // only hits reach, the maps of one that only misses reach; else the maps, the smaller part.
-        // Maps are hints: shed ones are not read back, but come again as the basements are stored
-        // or read whole (Basement#attach); a leaf written meanwhile stores the ones it has.
+        // Maps are hints: shed ones are not read from disk again, but come back from the stored
+        // image while it is held, and as the basements are stored or read whole (Basement#attach);
+        // a leaf written meanwhile takes the ones it lacks from its image (serializedSizeBound).
         if (maps && (!mapsUsed || filtersUsed || !held)) {
             chunkSlots.forEach(slot -> slot.set(null));
             mapsUsed = false;
@@ -177,11 +180,7 @@ final class LeafNode extends CacheEntry {
             return false;
         }
         if (mapsUsed) { // the maps not parsed yet go with the image otherwise
-            for (int b = 0; b < chunkSlots.size(); b++) {
-                if (chunkSlots.get(b).map() == null) {
-                    chunkSlots.get(b).set(mapInImage(basements.get(b)));
-                }
-            }
+            parseMapsInImage(0, chunkSlots.size());
         }
         filtersUsed = false;
         filters.forEach(KeyFilter::release);
@@ -240,6 +239,15 @@ final class LeafNode extends CacheEntry {
             }
         }
         return map;
+    }
+
+    /** Gives the slots of basements {@code [from, to)} that have no map the one in the stored image, if any. */
+    private void parseMapsInImage(int from, int to) {
+        for (int b = from; b < to; b++) {
+            if (chunkSlots.get(b).map() == null) {
+                chunkSlots.get(b).set(mapInImage(basements.get(b)));
+            }
+        }
     }
 
     /**
@@ -376,6 +384,7 @@ final class LeafNode extends CacheEntry {
     byte[] moveTail(int start, LeafMaker maker) {
         holdFilters();
         int end = basements.size();
+        parseMapsInImage(start, end); // the image stays with this leaf
         byte[] separator = pivots.get(start - 1);
         List<KeyFilter> moved = new ArrayList<>(end - start);
         for (KeyFilter f : filters.subList(start, end)) {
@@ -396,6 +405,7 @@ final class LeafNode extends CacheEntry {
     void absorb(byte[] separator, LeafNode right) {
         holdFilters();
         right.holdFilters();
+        right.parseMapsInImage(0, right.basements.size()); // the right leaf's image goes with it
         pivots.add(separator);
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);

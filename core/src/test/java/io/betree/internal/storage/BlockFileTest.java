@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -83,6 +84,38 @@ class BlockFileTest {
                 assertArrayEquals(e.getValue(), read(f, e.getKey()));
             }
         }
+    }
+
+    /**
+     * A part of a block stored uncompressed reads back as the same bytes of its payload, also after
+     * a reopen; a range past the block's end, a free number and an unwritten one read nothing.
+     */
+    @Test
+    void readStoredGivesAPartOfABlocksPayload() throws IOException {
+        byte[] data = payload(7, 20_000, false);
+        long b;
+        long unwritten;
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            b = f.allocateBlockNumber();
+            f.write(b, ByteBuffer.wrap(data), NONE);
+            unwritten = f.allocateBlockNumber();
+            assertArrayEquals(Arrays.copyOfRange(data, 5_000, 9_096), stored(f, b, 5_000, 4_096));
+            f.checkpoint(null);
+        }
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            assertArrayEquals(Arrays.copyOfRange(data, 0, 20_000), stored(f, b, 0, 20_000));
+            assertArrayEquals(Arrays.copyOfRange(data, 19_999, 20_000), stored(f, b, 19_999, 1));
+            assertFalse(f.readStored(b, 19_999, ByteBuffer.allocate(2)), "past the end");
+            assertFalse(f.readStored(b, -1, ByteBuffer.allocate(2)), "before the start");
+            assertFalse(f.readStored(unwritten, 0, ByteBuffer.allocate(1)), "never written");
+            assertFalse(f.readStored(b + 100, 0, ByteBuffer.allocate(1)), "not allocated");
+        }
+    }
+
+    private static byte[] stored(BlockFile f, long block, int from, int length) throws IOException {
+        ByteBuffer dst = ByteBuffer.allocate(length);
+        assertTrue(f.readStored(block, from, dst), "read " + length + " bytes from " + from);
+        return dst.array();
     }
 
     @Test
