@@ -328,30 +328,31 @@ public final class BlockFile implements Closeable {
     }
 
     /**
-     * Reads {@code dst.remaining()} bytes of the current version of {@code blockNumber}'s stored
-     * payload (after its header), from payload offset {@code from}, into {@code dst}, verifying
-     * nothing: the caller checks the bytes, as a block stored uncompressed may carry its own
-     * checksums for parts of it. Use {@link #read} for a verified block.
+     * Reads {@code length} bytes of the current version of {@code blockNumber}'s stored payload
+     * (after its header), from payload offset {@code from}, verifying nothing: the caller checks
+     * the bytes, as a block stored uncompressed may carry its own checksums for parts of it. Use
+     * {@link #read} for a verified block.
      *
-     * @return false, having read nothing, when the number is free or unwritten, or its current
-     *     version is shorter than the range
+     * @return a heap buffer holding the bytes (position 0, limit {@code length}); or null, having
+     *     read and allocated nothing, when the number is free or unwritten, or its current version
+     *     is shorter than the range
      * @throws IOException if reading fails
      */
-    public boolean readStored(long blockNumber, int from, ByteBuffer dst) throws IOException {
-        Objects.requireNonNull(dst, "dst");
+    public ByteBuffer readStored(long blockNumber, int from, int length) throws IOException {
         checkOpen();
         TableSet.Location location = tables.location(blockNumber);
         long offset = location.offset();
-        if (offset == TranslationTable.FREE || offset == TranslationTable.UNWRITTEN || from < 0
-                || (long) BlockHeader.SIZE + from + dst.remaining() > location.length()) {
-            return false;
+        if (offset == TranslationTable.FREE || offset == TranslationTable.UNWRITTEN || from < 0 || length < 0
+                || (long) BlockHeader.SIZE + from + length > location.length()) {
+            return null;
         }
+        ByteBuffer dst = ByteBuffer.allocate(length);
         try {
             file.readFully(dst, offset + BlockHeader.SIZE + from);
         } catch (EOFException e) {
-            return false; // the file was truncated under a version moved away meanwhile
+            return null; // the file was truncated under a version moved away meanwhile
         }
-        return true;
+        return dst.flip();
     }
 
     /**

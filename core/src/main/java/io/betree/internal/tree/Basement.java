@@ -1,5 +1,16 @@
 package io.betree.internal.tree;
 
+import static io.betree.internal.tree.RowFormat.HAS_TS;
+import static io.betree.internal.tree.RowFormat.ROW_HEADER;
+import static io.betree.internal.tree.RowFormat.TOMBSTONE;
+import static io.betree.internal.tree.RowFormat.compareRowKeys;
+import static io.betree.internal.tree.RowFormat.flags;
+import static io.betree.internal.tree.RowFormat.keyLength;
+import static io.betree.internal.tree.RowFormat.keyOffset;
+import static io.betree.internal.tree.RowFormat.rowLength;
+import static io.betree.internal.tree.RowFormat.rowTs;
+import static io.betree.internal.tree.RowFormat.tsBytes;
+
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
@@ -22,9 +33,6 @@ import java.nio.ByteBuffer;
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
     private static final int HEADER = 5;
-    private static final int ROW_HEADER = 7;
-    private static final int TOMBSTONE = 1;
-    private static final int HAS_TS = 2;
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
@@ -66,8 +74,8 @@ public final class Basement extends CacheEntry {
     }
 
     /**
-     * Takes ownership of {@code data}, a stored basement, and indexes it. Lengths and flags are
-     * checked, so that no row reaches outside the block; the order of the rows is not: the block's
+     * Reads {@code stored}, a stored basement, which it releases, and indexes its rows. Lengths and
+     * flags are checked, so that no row reaches outside the block; the order of the rows is not: the block's
      * checksum already guards the bytes, order is what the basement's writer keeps (and
      * {@link TreeChecker} verifies), and comparing every row with the one before was a sixth of a
      * flusher's time in an iiBench load whose internal nodes do not all fit in the cache.
@@ -130,36 +138,6 @@ public final class Basement extends CacheEntry {
         }
     }
 
-    // ---- row layout ----
-
-    private static int tsBytes(int flags) {
-        return (flags & HAS_TS) != 0 ? 8 : 0;
-    }
-
-    private static int flags(ByteBuffer buf, int off) {
-        return buf.get(off + 2) & 0xff;
-    }
-
-    private static int keyLength(ByteBuffer buf, int off) {
-        return buf.getShort(off) & 0xffff;
-    }
-
-    private static int keyOffset(ByteBuffer buf, int off) {
-        return off + ROW_HEADER + tsBytes(flags(buf, off));
-    }
-
-    private static int rowLength(ByteBuffer buf, int off) {
-        return ROW_HEADER + tsBytes(flags(buf, off)) + keyLength(buf, off) + buf.getInt(off + 3);
-    }
-
-    private static long rowTs(ByteBuffer buf, int off) {
-        return (flags(buf, off) & HAS_TS) != 0 ? buf.getLong(off + ROW_HEADER) : 0L;
-    }
-
-    private static int compareRowKeys(ByteBuffer buf, int a, int b) {
-        return Keys.compare(buf, keyOffset(buf, a), keyLength(buf, a), buf, keyOffset(buf, b), keyLength(buf, b));
-    }
-
     /** Number of rows (versions). */
     public int count() {
         return count;
@@ -193,31 +171,6 @@ public final class Basement extends CacheEntry {
     /** A view of the rows for reads, valid while nothing changes this basement. */
     ByteBuffer rowView() {
         return dataView;
-    }
-
-    /**
-     * The value of {@code key} a snapshot at {@code snapshotTs} sees in {@code rows}, whole rows
-     * from position to limit in sorted order, or null: a scan, for the few rows of one chunk.
-     *
-     * @throws IllegalArgumentException if a row runs past the end
-     */
-    static byte[] find(ByteBuffer rows, byte[] key, long snapshotTs) {
-        int end = rows.limit();
-        for (int off = rows.position(); off < end; ) {
-            if (off + ROW_HEADER > end || (long) off + rowLength(rows, off) > end) {
-                throw new IllegalArgumentException("a row runs past the end of its chunk");
-            }
-            int c = Keys.compare(rows, keyOffset(rows, off), keyLength(rows, off), key);
-            if (c > 0) {
-                return null;
-            }
-            if (c == 0 && rowTs(rows, off) <= snapshotTs) {
-                return (flags(rows, off) & TOMBSTONE) != 0 ? null
-                        : Keys.copy(rows, keyOffset(rows, off) + keyLength(rows, off), rows.getInt(off + 3));
-            }
-            off += rowLength(rows, off);
-        }
-        return null;
     }
 
     /** The {@link KeyFilter#hash} of row {@code pos}'s key. */
@@ -584,7 +537,8 @@ public final class Basement extends CacheEntry {
 
     /**
      * Gives this basement the slot its leaf keeps for it, and there the map of its stored version.
-     * Callers hold the leaf's latch; the slot stays this basement's while it is in the leaf.
+     * Callers hold the latch of the leaf's subtree; the slot stays this basement's while it is in
+     * the leaf.
      */
     void attach(ChunkMap.Slot leafSlot) {
         slot = leafSlot;

@@ -20,6 +20,8 @@ import java.util.Arrays;
 final class ChunkMap {
     /** The answer of a chunk read whose map no longer describes the block. */
     static final byte[] STALE = new byte[0];
+    /** The largest stored payload of a block, which no chunk offset may pass. */
+    private static final int MAX_PAYLOAD = io.betree.internal.storage.BlockFile.MAX_BLOCK_SIZE;
 
     final int codecId;
     final long stamp;
@@ -131,8 +133,8 @@ final class ChunkMap {
         int[] starts = new int[m + 1];
         for (int i = 0; i <= m; i++) {
             starts[i] = in.readInt();
-            if (starts[i] < 0 || i > 0 && starts[i] <= starts[i - 1]) {
-                throw new IllegalArgumentException("chunk starts out of order");
+            if (starts[i] < 0 || starts[i] > MAX_PAYLOAD || i > 0 && starts[i] <= starts[i - 1]) {
+                throw new IllegalArgumentException("chunk starts out of order or beyond any block");
             }
         }
         byte[][] keys = new byte[m - 1][];

@@ -45,18 +45,14 @@ final class LeafNode extends CacheEntry {
     final List<KeyFilter> filters;
     /** Per basement, where its stored chunks lie; kept when the filters are shed. */
     final List<ChunkMap.Slot> chunkSlots;
-    /** The maps {@link #serializedSizeBound} measured, for {@link #serialize} to write. */
-    private ChunkMap[] mapsToWrite;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
-    /** Where the chunk maps start in {@link #image}. */
-    private int imageMapsAt;
     private final FilterSource source;
     /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
     private volatile boolean shed;
     /**
-     * Whether the filters saved a read (a miss), or the maps were used, since the evictor last shed
-     * that part of this leaf.
+     * Whether the filters saved a read (a miss), or a read of a basement not in the cache asked for
+     * its map, since the evictor last shed that part of this leaf.
      */
     private volatile boolean filtersUsed;
     private volatile boolean mapsUsed;
@@ -128,7 +124,6 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
-        int mapsAt = in.readerIndex();
         List<ChunkMap.Slot> slots = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             byte known = in.readByte();
@@ -147,9 +142,7 @@ final class LeafNode extends CacheEntry {
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        LeafNode leaf = new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
-        leaf.imageMapsAt = mapsAt;
-        return leaf;
+        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -209,7 +202,6 @@ final class LeafNode extends CacheEntry {
             filters.addAll(stored.filters);
             stored.filters.clear();
             image = stored.image;
-            imageMapsAt = stored.imageMapsAt;
             stored.image = null;
             shed = false;
             source.grew(this);
@@ -252,8 +244,9 @@ final class LeafNode extends CacheEntry {
 
     /**
      * The map the stored image holds for basement {@code block}, or null: none there, or no image.
-     * Readers sharing the leaf's latch may call it at once, while another reads shed filters back
-     * and replaces the image; a map is a hint, so a torn view gives none rather than an error.
+     * Readers sharing the leaf's subtree latch may call it at once; the image changes only from
+     * none to one while they may (the evictor drops it with the leaf to itself). A map is a hint,
+     * so one the image cannot give is none rather than an error.
      */
     private ChunkMap mapInImage(long block) {
         ByteBuf img = image;
@@ -262,21 +255,30 @@ final class LeafNode extends CacheEntry {
         }
         try {
             int n = img.getInt(1);
+            ByteBuf in = mapsOf(img);
             for (int i = 0; i < n; i++) {
+                boolean known = in.readByte() == 1;
                 if (img.getLong(5 + 12 * i) == block) {
-                    ByteBuf in = img.duplicate().readerIndex(imageMapsAt);
-                    for (int j = 0; j < i; j++) {
-                        if (in.readByte() == 1) {
-                            ChunkMap.skip(in);
-                        }
-                    }
-                    return in.readByte() == 1 ? ChunkMap.read(in) : null;
+                    return known ? ChunkMap.read(in) : null;
+                }
+                if (known) {
+                    ChunkMap.skip(in);
                 }
             }
         } catch (RuntimeException e) {
             return null;
         }
         return null;
+    }
+
+    /** A view of stored image {@code img} from its first chunk map on. */
+    private static ByteBuf mapsOf(ByteBuf img) {
+        int n = img.getInt(1);
+        int at = 5 + 12 * n;
+        for (int i = 0; i < n - 1; i++) {
+            at += 2 + img.getUnsignedShort(at);
+        }
+        return img.duplicate().readerIndex(at);
     }
 
     /** Index of the basement that holds {@code key}. */
@@ -455,17 +457,7 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
-        // Basements publish new maps at any time: serialize writes the ones measured here. A map
-        // shed since the leaf was read is written as the stored image has it, if it is there.
-        mapsToWrite = new ChunkMap[chunkSlots.size()];
-        Map<Long, ChunkMap> stored = null;
-        for (int i = 0; i < mapsToWrite.length; i++) {
-            ChunkMap map = chunkSlots.get(i).map();
-            if (map == null && image != null) {
-                stored = stored != null ? stored : mapsInImage();
-                map = stored.get(basements.get(i));
-            }
-            mapsToWrite[i] = map;
+        for (ChunkMap map : mapsToWrite()) {
             size += 1 + (map == null ? 0 : map.serializedSize());
         }
         for (KeyFilter f : filters) {
@@ -474,15 +466,40 @@ final class LeafNode extends CacheEntry {
         return size;
     }
 
-    /** The chunk maps of the stored image, by basement block. */
-    private Map<Long, ChunkMap> mapsInImage() {
-        ByteBuf in = image.duplicate().readerIndex(imageMapsAt);
-        int n = image.getInt(1);
-        Map<Long, ChunkMap> maps = new HashMap<>();
-        for (int i = 0; i < n; i++) {
-            if (in.readByte() == 1) {
-                maps.put(image.getLong(5 + 12 * i), ChunkMap.read(in));
+    /**
+     * The map to store for each basement: its slot's, else (shed since the leaf was read, or never
+     * parsed) the stored image's, if there.
+     */
+    private ChunkMap[] mapsToWrite() {
+        ChunkMap[] maps = new ChunkMap[chunkSlots.size()];
+        Map<Long, ChunkMap> stored = null;
+        for (int i = 0; i < maps.length; i++) {
+            maps[i] = chunkSlots.get(i).map();
+            if (maps[i] == null && image != null) {
+                stored = stored != null ? stored : mapsInImage();
+                maps[i] = stored.get(basements.get(i));
             }
+        }
+        return maps;
+    }
+
+    /** The chunk maps of the stored image, by basement block; none that it cannot give. */
+    private Map<Long, ChunkMap> mapsInImage() {
+        Map<Long, ChunkMap> maps = new HashMap<>();
+        ByteBuf img = image;
+        if (img == null) {
+            return maps;
+        }
+        try {
+            ByteBuf in = mapsOf(img);
+            int n = img.getInt(1);
+            for (int i = 0; i < n; i++) {
+                if (in.readByte() == 1) {
+                    maps.put(img.getLong(5 + 12 * i), ChunkMap.read(in));
+                }
+            }
+        } catch (RuntimeException e) {
+            // a map is a hint: those read so far are kept
         }
         return maps;
     }
@@ -497,13 +514,21 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
         }
-        ChunkMap[] maps = mapsToWrite;
-        mapsToWrite = null;
-        for (int i = 0; i < chunkSlots.size(); i++) {
-            ChunkMap map = maps != null && maps.length == chunkSlots.size() ? maps[i] : chunkSlots.get(i).map();
-            out.writeByte(map == null ? 0 : 1);
-            if (map != null) {
-                map.write(out);
+        // Basements publish maps at any time, and two threads may serialize this leaf at once (a
+        // write-back and a checkpoint's image): a map that no longer fits the bound measured is
+        // left out, which only costs a whole-basement read.
+        int filterBytes = 0;
+        for (KeyFilter f : filters) {
+            filterBytes += f.serializedSize();
+        }
+        ChunkMap[] maps = mapsToWrite();
+        for (int i = 0; i < maps.length; i++) {
+            int room = out.maxWritableBytes() - filterBytes - (maps.length - i);
+            if (maps[i] != null && maps[i].serializedSize() <= room) {
+                out.writeByte(1);
+                maps[i].write(out);
+            } else {
+                out.writeByte(0);
             }
         }
         for (KeyFilter f : filters) {

@@ -99,28 +99,33 @@ final class NodeStore {
      * that may hold {@code key}, without the cache: the value a snapshot at {@code snapshotTs} sees,
      * or null. Returns {@link ChunkMap#STALE} when it cannot: the basement is in the cache (whose
      * version may be newer than the stored one), the leaf knows no map of several chunks for it, or
-     * the map no longer describes the stored block. The caller holds the leaf's latch, so that no
-     * writer changes the basement meanwhile.
+     * the map no longer describes the stored block. The caller holds the structure lock and the
+     * latch of the leaf's subtree shared, so that no writer changes the basement meanwhile (see
+     * {@link BeTree}).
      *
      * @throws CorruptionException if a chunk that passed its checksum is malformed
      */
     byte[] readFromChunk(LeafNode leaf, int b, byte[] key, long snapshotTs) {
-        ChunkMap map = leaf.chunkMap(b);
         long block = leaf.basements.get(b);
-        if (map == null || map.chunkCount() < 2 || cache.isCached(block)) {
+        if (cache.isCached(block)) {
+            return ChunkMap.STALE;
+        }
+        ChunkMap map = leaf.chunkMap(b);
+        if (map == null || map.chunkCount() < 2) {
             return ChunkMap.STALE;
         }
         int c = map.chunkFor(key);
-        ByteBuffer record = ByteBuffer.allocate(map.length(c));
+        ByteBuffer record;
         try {
-            if (!file.readStored(block, map.start(c), record)) {
-                return ChunkMap.STALE;
-            }
+            record = file.readStored(block, map.start(c), map.length(c));
         } catch (IOException e) {
             throw new BetreeIOException("reading a chunk of block " + block + " of " + file.path(), e);
         }
+        if (record == null) {
+            return ChunkMap.STALE;
+        }
         try {
-            return StoredBasement.get(record.flip(), block, map, key, snapshotTs);
+            return StoredBasement.get(record, block, map, key, snapshotTs);
         } catch (IllegalArgumentException | IndexOutOfBoundsException | CompressionFormatException e) {
             throw new CorruptionException(file.path(), block, "malformed basement chunk: " + e.getMessage(), e);
         }

@@ -15,12 +15,13 @@ import java.util.zip.CRC32C;
  * where the whole basement would be some 36 KB; {@link ChunkMap} says where each chunk lies.
  *
  * <p>Layout (big-endian): tag {@code 'B'} (1), codec id of the chunks (1), stamp (8), row count (4),
- * chunk count m (2), then m chunk records: CRC32C (4), flags (1; bit 0: stored uncompressed),
- * uncompressed length (4), stored length (4), stored bytes. A chunk's rows are whole keys (every
- * version of a key lies in one chunk) in the row format of {@link Basement}. The checksum covers the
- * block number (8), the stamp (8) and the record after the checksum field, so that a record read
- * through a stale map or from a block moved elsewhere does not pass. The block holding this form
- * is stored with codec id 0: compression happens per chunk, inside it.
+ * chunk count m (2), then m chunk records: CRC32C (4), the stamp again (8), flags (1; bit 0: stored
+ * uncompressed), uncompressed length (4), stored length (4), stored bytes. A chunk's rows are whole
+ * keys (every version of a key lies in one chunk) in the {@link RowFormat}. The stamp, drawn at
+ * random for each version stored, tells a record read through the map of another version; the
+ * checksum covers the block number (8) and the record after the checksum field, so that a damaged
+ * record or one of another block does not pass either. The block holding this form is stored with
+ * codec id 0: compression happens per chunk, inside it.
  *
  * <p>Codecs whose output grows a lot on small inputs (xz, deflate) get a single chunk.
  */
@@ -31,7 +32,10 @@ final class StoredBasement {
     /** The block-level codec of a stored basement: none, its chunks being compressed already. */
     static final BlockCompressor BLOCK_CODEC = Compressors.forId(0);
     private static final int HEADER = 16;
-    private static final int RECORD_HEADER = 13;
+    private static final int RECORD_HEADER = 21;
+    private static final int FLAGS = 12;
+    private static final int LENGTH = 13;
+    private static final int STORED_LENGTH = 17;
     private static final int STORED_RAW = 1;
     private static final int MAX_CHUNKS = 0xffff;
     /** Most uncompressed bytes a basement's rows may take, as for any block. */
@@ -104,13 +108,13 @@ final class StoredBasement {
         out.writeByte(TAG).writeByte(codec.id()).writeLong(stamp).writeInt(b.count()).writeShort(cuts.length);
         ByteBuffer rows = b.rowView();
         int[] starts = new int[cuts.length + 1];
-        byte[][] firstKeys = new byte[cuts.length - 1][];
+        byte[][] separators = new byte[cuts.length - 1][];
         CRC32C crc = new CRC32C();
         for (int c = 0; c < cuts.length; c++) {
             int from = chunkStart(b, cuts, c);
             int len = chunkEnd(b, cuts, c) - from;
             if (c > 0) {
-                firstKeys[c - 1] = ChunkMap.separator(b.key(cuts[c] - 1), b.key(cuts[c]));
+                separators[c - 1] = ChunkMap.separator(b.key(cuts[c] - 1), b.key(cuts[c]));
             }
             int record = out.writerIndex();
             starts[c] = record - base;
@@ -124,17 +128,18 @@ final class StoredBasement {
                 flags = STORED_RAW;
                 out.setBytes(dataAt, rows.duplicate().limit(from + len).position(from));
             }
-            out.setInt(record, 0).setByte(record + 4, flags).setInt(record + 5, len).setInt(record + 9, stored);
+            out.setInt(record, 0).setLong(record + 4, stamp).setByte(record + FLAGS, flags).setInt(record + LENGTH, len)
+                    .setInt(record + STORED_LENGTH, stored);
             out.writerIndex(dataAt + stored);
-            out.setInt(record, checksum(crc, blockNumber, stamp, out.nioBuffer(record + 4, RECORD_HEADER - 4 + stored)));
+            out.setInt(record, checksum(crc, blockNumber, out.nioBuffer(record + 4, RECORD_HEADER - 4 + stored)));
         }
         starts[cuts.length] = out.writerIndex() - base;
-        return new ChunkMap(codec.id(), stamp, starts, firstKeys);
+        return new ChunkMap(codec.id(), stamp, starts, separators);
     }
 
-    private static int checksum(CRC32C crc, long blockNumber, long stamp, ByteBuffer recordAfterCrc) {
+    private static int checksum(CRC32C crc, long blockNumber, ByteBuffer recordAfterCrc) {
         crc.reset();
-        ByteBuffer seed = ByteBuffer.allocate(16).putLong(blockNumber).putLong(stamp).flip();
+        ByteBuffer seed = ByteBuffer.allocate(8).putLong(blockNumber).flip();
         crc.update(seed);
         crc.update(recordAfterCrc);
         return (int) crc.getValue();
@@ -185,10 +190,10 @@ final class StoredBasement {
             if (at + RECORD_HEADER > end) {
                 throw new IllegalArgumentException("chunk " + c + " runs past the end");
             }
-            int len = in.getInt(at + 5);
-            int stored = in.getInt(at + 9);
-            if (len < 0 || stored < 0 || (long) at + RECORD_HEADER + stored > end
-                    || (in.getByte(at + 4) & STORED_RAW) != 0 && stored != len) {
+            int len = in.getInt(at + LENGTH);
+            int stored = in.getInt(at + STORED_LENGTH);
+            if (len < 0 || stored < 0 || (long) at + RECORD_HEADER + stored > end || in.getLong(at + 4) != stamp
+                    || (in.getByte(at + FLAGS) & STORED_RAW) != 0 && stored != len) {
                 throw new IllegalArgumentException("chunk " + c + " has impossible lengths");
             }
             starts[c] = at - base;
@@ -210,12 +215,12 @@ final class StoredBasement {
             ByteBuffer src = NodeMemory.view(in);
             for (int c = 0; c < m; c++) {
                 int record = base + starts[c];
-                int len = in.getInt(record + 5);
-                int stored = in.getInt(record + 9);
+                int len = in.getInt(record + LENGTH);
+                int stored = in.getInt(record + STORED_LENGTH);
                 int rowAt = rows.writerIndex();
                 rowStarts[c] = rowAt;
                 ByteBuffer from = src.duplicate().limit(record + RECORD_HEADER + stored).position(record + RECORD_HEADER);
-                if ((in.getByte(record + 4) & STORED_RAW) != 0) {
+                if ((in.getByte(record + FLAGS) & STORED_RAW) != 0) {
                     rows.writeBytes(from);
                 } else {
                     codec.decompress(from, rows.nioBuffer(rowAt, len), len);
@@ -232,8 +237,9 @@ final class StoredBasement {
     /**
      * Answers a point read from one chunk record read through {@code map}: the value of {@code key}
      * a snapshot at {@code snapshotTs} sees, null when it sees none, or {@link ChunkMap#STALE} when
-     * the record does not pass its checksum under the map's stamp (the block changed, or is damaged:
-     * the caller reads the whole basement, whose block checksum tells the two apart).
+     * the record is not of the map's version (another stamp) or does not pass its checksum (the
+     * block changed, or is damaged: the caller reads the whole basement, whose block checksum tells
+     * the two apart).
      *
      * @throws IllegalArgumentException if a record that passed its checksum is malformed
      */
@@ -243,12 +249,13 @@ final class StoredBasement {
             return ChunkMap.STALE;
         }
         int p = record.position();
-        if (checksum(new CRC32C(), blockNumber, map.stamp, record.duplicate().position(p + 4)) != record.getInt(p)) {
+        if (record.getLong(p + 4) != map.stamp
+                || checksum(new CRC32C(), blockNumber, record.duplicate().position(p + 4)) != record.getInt(p)) {
             return ChunkMap.STALE;
         }
-        boolean raw = (record.get(p + 4) & STORED_RAW) != 0;
-        int len = record.getInt(p + 5);
-        int stored = record.getInt(p + 9);
+        boolean raw = (record.get(p + FLAGS) & STORED_RAW) != 0;
+        int len = record.getInt(p + LENGTH);
+        int stored = record.getInt(p + STORED_LENGTH);
         if (len < 0 || len > MAX_ROW_BYTES || stored != n - RECORD_HEADER || raw && stored != len) {
             throw new IllegalArgumentException("chunk record with impossible lengths");
         }
@@ -261,6 +268,6 @@ final class StoredBasement {
             Compressors.forId(map.codecId).decompress(src, rows, len);
             rows.flip();
         }
-        return Basement.find(rows, key, snapshotTs);
+        return RowFormat.find(rows, key, snapshotTs);
     }
 }

@@ -5,6 +5,7 @@ import static io.betree.internal.storage.StorageTestSupport.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -105,16 +106,18 @@ class BlockFileTest {
         try (BlockFile f = BlockFile.open(ENV, file())) {
             assertArrayEquals(Arrays.copyOfRange(data, 0, 20_000), stored(f, b, 0, 20_000));
             assertArrayEquals(Arrays.copyOfRange(data, 19_999, 20_000), stored(f, b, 19_999, 1));
-            assertFalse(f.readStored(b, 19_999, ByteBuffer.allocate(2)), "past the end");
-            assertFalse(f.readStored(b, -1, ByteBuffer.allocate(2)), "before the start");
-            assertFalse(f.readStored(unwritten, 0, ByteBuffer.allocate(1)), "never written");
-            assertFalse(f.readStored(b + 100, 0, ByteBuffer.allocate(1)), "not allocated");
+            assertNull(f.readStored(b, 19_999, 2), "past the end");
+            assertNull(f.readStored(b, -1, 2), "before the start");
+            assertNull(f.readStored(b, 0, Integer.MAX_VALUE), "longer than any block");
+            assertNull(f.readStored(unwritten, 0, 1), "never written");
+            assertNull(f.readStored(b + 100, 0, 1), "not allocated");
         }
     }
 
     private static byte[] stored(BlockFile f, long block, int from, int length) throws IOException {
-        ByteBuffer dst = ByteBuffer.allocate(length);
-        assertTrue(f.readStored(block, from, dst), "read " + length + " bytes from " + from);
+        ByteBuffer dst = f.readStored(block, from, length);
+        assertNotNull(dst, "read " + length + " bytes from " + from);
+        assertEquals(length, dst.remaining());
         return dst.array();
     }
 

@@ -71,7 +71,7 @@ class ChunkReadTest {
             tree.write(MessageType.DELETE, keys.get(i), null, ++msn);
             newest.remove(keys.get(i));
         }
-        settle();
+        rig.settle();
     }
 
     @AfterEach
@@ -88,19 +88,6 @@ class ChunkReadTest {
         rnd.nextBytes(value);
         tree.write(MessageType.PUT, key, value, ++msn);
         newest.put(key, value);
-    }
-
-    /** Flushes every message to the leaves and checkpoints, so every node is clean and stored. */
-    private void settle() throws IOException {
-        while (tree.flushStep()) {
-            // until nothing is left above the leaves
-        }
-        BeTree.whileUnchanged(List.of(tree), () -> {
-            cache.beginCheckpoint(rig.file::beginCheckpoint);
-            return null;
-        });
-        cache.writeCheckpointImages();
-        rig.file.finishCheckpoint(null);
     }
 
     /** Drops every cached clean basement, and with {@code leavesToo} every clean leaf, from the cache. */
@@ -226,7 +213,7 @@ class ChunkReadTest {
             put(key);
             tree.flushPath(key);
         }
-        settle();
+        rig.settle();
         evict(true);
         assertModels();
         assertNoBasementOfSeveralChunksCached();

@@ -78,16 +78,8 @@ class LeafSheddingTest {
 
     /** Flushes every message to the leaves and writes every dirty node back, so all are clean. */
     private void settle() {
-        while (tree.flushStep()) {
-            // until the root is within its size
-        }
-        BeTree.whileUnchanged(List.of(tree), () -> {
-            cache.beginCheckpoint(file::beginCheckpoint);
-            return null;
-        });
-        cache.writeCheckpointImages();
         try {
-            file.finishCheckpoint(null);
+            rig.settle();
         } catch (IOException e) {
             throw new AssertionError(e);
         }

@@ -10,6 +10,7 @@ import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
@@ -33,6 +34,22 @@ final class TreeRig implements AutoCloseable {
         file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
         cache = new NodeCache(new BlockFileBacking(file, memory), memory, cacheBytes);
         tree = BeTree.create(cache, file, config, horizon::getAsLong, FailureListener.IGNORE);
+    }
+
+    /**
+     * Flushes until the root is within its size and checkpoints once the background flush steps
+     * still running have ended, so that every node is clean and stored.
+     */
+    void settle() throws IOException {
+        while (tree.flushStep()) {
+            // until the root is within its size
+        }
+        BeTree.withFlushesPaused(List.of(tree), () -> BeTree.whileUnchanged(List.of(tree), () -> {
+            cache.beginCheckpoint(file::beginCheckpoint);
+            return null;
+        }));
+        cache.writeCheckpointImages();
+        file.finishCheckpoint(null);
     }
 
     @Override
