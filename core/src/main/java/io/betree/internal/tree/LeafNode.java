@@ -157,15 +157,12 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     protected boolean shed() {
-        boolean maps = chunkSlots.stream().anyMatch(slot -> slot.map() != null);
         boolean held = !shed && !(image == null && filters.isEmpty());
         // What reads have not used since the last time goes first: the filters of a leaf that
         // only hits reach, the maps of one that only misses reach; else the maps, the smaller part.
-        // Maps are hints: shed ones are not read from disk again, but come back from the stored
-        // image while it is held, and as the basements are stored or read whole (Basement#attach);
-        // a leaf written meanwhile takes the ones it lacks from its image (serializedSizeBound).
-        if (maps && (!mapsUsed || filtersUsed || !held)) {
-            chunkSlots.forEach(slot -> slot.set(null));
+        // Only maps that the stored image holds as they are go, to be parsed from it again when
+        // needed; a leaf written meanwhile takes them from the image too (serializedSizeBound).
+        if ((!mapsUsed || filtersUsed || !held) && shedMapsTheImageHolds()) {
             mapsUsed = false;
             return true;
         }
@@ -231,6 +228,24 @@ final class LeafNode extends CacheEntry {
             }
         }
         return map;
+    }
+
+    /** Empties the slots whose map the stored image holds too (same stamp); true if any. */
+    private boolean shedMapsTheImageHolds() {
+        if (image == null || chunkSlots.stream().allMatch(slot -> slot.map() == null)) {
+            return false;
+        }
+        Map<Long, ChunkMap> stored = mapsInImage();
+        boolean any = false;
+        for (int b = 0; b < chunkSlots.size(); b++) {
+            ChunkMap map = chunkSlots.get(b).map();
+            ChunkMap same = map == null ? null : stored.get(basements.get(b));
+            if (same != null && same.stamp == map.stamp) {
+                chunkSlots.get(b).set(null);
+                any = true;
+            }
+        }
+        return any;
     }
 
     /** Gives the slots of basements {@code [from, to)} that have no map the one in the stored image, if any. */
