@@ -1,16 +1,13 @@
 package io.betree.internal.cache;
 
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.LongSupplier;
 
 /**
  * The cap on node memory that one or more {@link NodeCache}s draw on: an environment's own, or one
  * that several environments of a process share (a stream processor opens a store per partition).
  *
  * <p>The cap is not a target: the members' evictors work once the members together hold more than
- * a little less than it ({@link #targetBytes}), and writers wait past it. The room below the cap
- * is for write-backs and writers' bursts; while nothing has changed an entry for a while (reads
- * only), most of it goes to the cache. Under a shared cap a
+ * a little less than it ({@link #targetBytes}), and writers wait past it. Under a shared cap a
  * member evicts only while it holds more than an equal share of the target, so a busy member takes
  * memory from idle ones, which keep at most their share when memory is short; when the members
  * together are over the target at least one of them holds more than its share.
@@ -19,23 +16,12 @@ import java.util.function.LongSupplier;
  * by a moment.
  */
 public final class CacheBudget {
-    /** How long without a change to an entry before the budget counts as quiet. */
-    static final long QUIET_NANOS = 2_000_000_000L;
     private final long capBytes;
     private final long targetBytes;
-    private final long quietTargetBytes;
-    private final LongSupplier clock;
-    /** When a member last had an entry changed or added, by {@link #clock}. */
-    private volatile long lastChange;
     private final CopyOnWriteArrayList<NodeCache> members = new CopyOnWriteArrayList<>();
 
     /** A cap of {@code capBytes} with no member yet. */
     public CacheBudget(long capBytes) {
-        this(capBytes, System::nanoTime);
-    }
-
-    /** As {@link #CacheBudget(long)}, with {@code clock} giving nanoseconds, for tests. */
-    CacheBudget(long capBytes, LongSupplier clock) {
         if (capBytes <= 0) {
             throw new IllegalArgumentException("a memory budget must be positive: " + capBytes);
         }
@@ -45,20 +31,6 @@ public final class CacheBudget {
         // evictor's target and a quarter above it as the writers' limit, a 128 MiB cache held up to
         // 160 MiB and more, and a 30 M-row iiBench went past its 512 MiB process cap.
         this.targetBytes = capBytes - Math.min(capBytes / 4, Math.max(capBytes / 8, 16L << 20));
-        // Reads alone make no write-backs: a sixteenth is room enough for the blocks they load
-        // while the evictor catches up. At 64 MiB the 12 MiB this gives back is what a 28 M-row
-        // primary index's leaves lacked to fit, so cold point misses read them back again and again.
-        this.quietTargetBytes = capBytes - capBytes / 16;
-        this.clock = clock;
-        this.lastChange = clock.getAsLong();
-    }
-
-    /** Notes that a member's entry was changed or added: the room below the cap goes back to writes. */
-    void changed() {
-        long now = clock.getAsLong();
-        if (now - lastChange > QUIET_NANOS / 16) { // a write to a shared field only now and then
-            lastChange = now;
-        }
     }
 
     /** The cap: writers wait for the evictors past it. */
@@ -66,12 +38,9 @@ public final class CacheBudget {
         return capBytes;
     }
 
-    /**
-     * The evictors work while the members hold more than this: an eighth below the cap (at least
-     * 16 MiB, at most a quarter), or a sixteenth while no entry has changed for {@link #QUIET_NANOS}.
-     */
+    /** The evictors work while the members hold more than this. */
     public long targetBytes() {
-        return clock.getAsLong() - lastChange > QUIET_NANOS ? quietTargetBytes : targetBytes;
+        return targetBytes;
     }
 
     /** Node memory the members hold now (each: the larger of its entries' bytes and its footprint). */

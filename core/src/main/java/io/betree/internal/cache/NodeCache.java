@@ -213,7 +213,6 @@ public final class NodeCache {
             e.setPins(1);
             e.dirty = true;
             insert(e, false);
-            budget.changed();
         } finally {
             lock.unlock();
         }
@@ -258,7 +257,6 @@ public final class NodeCache {
             e.dirty = true;
             e.version++;
             e.referenced = true; // changed: used, whatever its reader did
-            budget.changed();
         }
         e.releasePin();
     }
