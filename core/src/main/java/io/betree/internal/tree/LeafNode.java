@@ -5,9 +5,7 @@ import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -235,12 +233,12 @@ final class LeafNode extends CacheEntry {
         if (image == null || chunkSlots.stream().allMatch(slot -> slot.map() == null)) {
             return false;
         }
-        Map<Long, ChunkMap> stored = mapsInImage();
+        ImageMaps stored = imageMaps();
         boolean any = false;
-        for (int b = 0; b < chunkSlots.size(); b++) {
+        for (int b = 0; stored != null && b < chunkSlots.size(); b++) {
             ChunkMap map = chunkSlots.get(b).map();
-            ChunkMap same = map == null ? null : stored.get(basements.get(b));
-            if (same != null && same.stamp == map.stamp) {
+            int k = stored.indexOf(basements.get(b));
+            if (map != null && k >= 0 && stored.stamp(k) == map.stamp) {
                 chunkSlots.get(b).set(null);
                 any = true;
             }
@@ -472,8 +470,11 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
-        for (ChunkMap map : mapsToWrite()) {
-            size += 1 + (map == null ? 0 : map.serializedSize());
+        ImageMaps stored = imageMaps();
+        for (int b = 0; b < chunkSlots.size(); b++) {
+            ChunkMap map = chunkSlots.get(b).map();
+            int k = map != null || stored == null ? -1 : stored.indexOf(basements.get(b));
+            size += 1 + (map != null ? map.serializedSize() : k >= 0 ? stored.lengths[k] : 0);
         }
         for (KeyFilter f : filters) {
             size += f.serializedSize();
@@ -482,41 +483,49 @@ final class LeafNode extends CacheEntry {
     }
 
     /**
-     * The map to store for each basement: its slot's, else (shed since the leaf was read, or never
-     * parsed) the stored image's, if there.
+     * Where the stored image holds each of its basements' maps, found without parsing them (a leaf
+     * of a write load is stored again and again, its maps mostly still in the image); null without
+     * an image, or if the image cannot give them.
      */
-    private ChunkMap[] mapsToWrite() {
-        ChunkMap[] maps = new ChunkMap[chunkSlots.size()];
-        Map<Long, ChunkMap> stored = null;
-        for (int i = 0; i < maps.length; i++) {
-            maps[i] = chunkSlots.get(i).map();
-            if (maps[i] == null && image != null) {
-                stored = stored != null ? stored : mapsInImage();
-                maps[i] = stored.get(basements.get(i));
-            }
-        }
-        return maps;
-    }
-
-    /** The chunk maps of the stored image, by basement block; none that it cannot give. */
-    private Map<Long, ChunkMap> mapsInImage() {
-        Map<Long, ChunkMap> maps = new HashMap<>();
+    private ImageMaps imageMaps() {
         ByteBuf img = image;
         if (img == null) {
-            return maps;
+            return null;
         }
         try {
-            ByteBuf in = mapsOf(img);
             int n = img.getInt(1);
+            ImageMaps maps = new ImageMaps(img, new long[n], new int[n], new int[n]);
+            ByteBuf in = mapsOf(img);
             for (int i = 0; i < n; i++) {
+                maps.blocks[i] = img.getLong(5 + 12 * i);
                 if (in.readByte() == 1) {
-                    maps.put(img.getLong(5 + 12 * i), ChunkMap.read(in));
+                    maps.offsets[i] = in.readerIndex();
+                    ChunkMap.skip(in);
+                    maps.lengths[i] = in.readerIndex() - maps.offsets[i];
                 }
             }
+            return maps;
         } catch (RuntimeException e) {
-            // a map is a hint: those read so far are kept
+            return null; // a map is a hint
         }
-        return maps;
+    }
+
+    /** The maps of a stored image: per basement its block, and its map's offset and length (0: none). */
+    private record ImageMaps(ByteBuf image, long[] blocks, int[] offsets, int[] lengths) {
+        /** The index of basement {@code block}'s map, or -1 if the image has none. */
+        int indexOf(long block) {
+            for (int i = 0; i < blocks.length; i++) {
+                if (blocks[i] == block) {
+                    return lengths[i] > 0 ? i : -1;
+                }
+            }
+            return -1;
+        }
+
+        /** The stamp of map {@code k} (after its codec id). */
+        long stamp(int k) {
+            return image.getLong(offsets[k] + 1);
+        }
     }
 
     @Override
@@ -536,12 +545,18 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             filterBytes += f.serializedSize();
         }
-        ChunkMap[] maps = mapsToWrite();
-        for (int i = 0; i < maps.length; i++) {
-            int room = out.maxWritableBytes() - filterBytes - (maps.length - i);
-            if (maps[i] != null && maps[i].serializedSize() <= room) {
+        // A map shed since the leaf was read, or never parsed, is copied from the stored image.
+        ImageMaps stored = imageMaps();
+        int n = chunkSlots.size();
+        for (int b = 0; b < n; b++) {
+            int room = out.maxWritableBytes() - filterBytes - (n - b);
+            ChunkMap map = chunkSlots.get(b).map();
+            int k = map != null || stored == null ? -1 : stored.indexOf(basements.get(b));
+            if (map != null && map.serializedSize() <= room) {
                 out.writeByte(1);
-                maps[i].write(out);
+                map.write(out);
+            } else if (k >= 0 && stored.lengths[k] <= room) {
+                out.writeByte(1).writeBytes(stored.image, stored.offsets[k], stored.lengths[k]);
             } else {
                 out.writeByte(0);
             }

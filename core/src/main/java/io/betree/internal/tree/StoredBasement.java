@@ -114,7 +114,7 @@ final class StoredBasement {
             int from = chunkStart(b, cuts, c);
             int len = chunkEnd(b, cuts, c) - from;
             if (c > 0) {
-                separators[c - 1] = ChunkMap.separator(b.key(cuts[c] - 1), b.key(cuts[c]));
+                separators[c - 1] = b.separatorBefore(cuts[c]);
             }
             int record = out.writerIndex();
             starts[c] = record - base;
@@ -139,8 +139,9 @@ final class StoredBasement {
 
     private static int checksum(CRC32C crc, long blockNumber, ByteBuffer recordAfterCrc) {
         crc.reset();
-        ByteBuffer seed = ByteBuffer.allocate(8).putLong(blockNumber).flip();
-        crc.update(seed);
+        for (int shift = 56; shift >= 0; shift -= 8) {
+            crc.update((int) (blockNumber >>> shift)); // big-endian, byte by byte: no buffer per chunk
+        }
         crc.update(recordAfterCrc);
         return (int) crc.getValue();
     }
