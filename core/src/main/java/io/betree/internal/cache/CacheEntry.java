@@ -137,15 +137,6 @@ public abstract class CacheEntry {
     }
 
     /**
-     * Whether a checkpoint writes this entry's image before those of entries that say no: for an
-     * entry whose image, once taken, tells another entry something that entry stores (a basement
-     * tells its leaf where its chunks lie). False unless overridden.
-     */
-    protected boolean imageFirst() {
-        return false;
-    }
-
-    /**
      * Drops the parts of this clean entry that can be read back from its block when next needed,
      * instead of leaving the cache: true if it dropped any. The evictor calls it with the entry to
      * itself (claimed) and re-measures it after; the entry goes for good when it is next chosen

@@ -4,7 +4,6 @@ import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.function.Function;
 
@@ -31,22 +30,15 @@ final class CheckpointImages {
     private int cursor;
     private long generation;
 
-    /**
-     * Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now, those
-     * that ask for it ({@link CacheEntry#imageFirst}) to be written first.
-     */
+    /** Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now. */
     void begin(Iterable<CacheEntry> entries) {
         generation++;
         owed.clear();
         cursor = 0;
-        int first = 0;
         for (CacheEntry e : entries) {
             if (e.dirty) {
                 e.checkpointPending = true;
                 owed.add(e);
-                if (e.imageFirst()) {
-                    Collections.swap(owed, first++, owed.size() - 1);
-                }
             }
         }
     }

@@ -100,15 +100,6 @@ public final class NodeCache {
     }
 
     /**
-     * Whether the cache holds an entry for {@code blockNumber} in any state (being written, owed to
-     * a checkpoint, claimed), waiting for nothing. An entry leaves only once its newest version is
-     * stored, so a block not cached, while nobody may change it, is stored as it is.
-     */
-    public boolean isCached(long blockNumber) {
-        return entries.containsKey(blockNumber);
-    }
-
-    /**
      * Pins the entry of {@code blockNumber}, fetching it from the backing store when absent.
      *
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged

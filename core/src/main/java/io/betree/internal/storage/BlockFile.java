@@ -328,34 +328,6 @@ public final class BlockFile implements Closeable {
     }
 
     /**
-     * Reads {@code length} bytes of the current version of {@code blockNumber}'s stored payload
-     * (after its header), from payload offset {@code from}, verifying nothing: the caller checks
-     * the bytes, as a block stored uncompressed may carry its own checksums for parts of it. Use
-     * {@link #read} for a verified block.
-     *
-     * @return a heap buffer holding the bytes (position 0, limit {@code length}); or null, having
-     *     read and allocated nothing, when the number is free or unwritten, or its current version
-     *     is shorter than the range
-     * @throws IOException if reading fails
-     */
-    public ByteBuffer readStored(long blockNumber, int from, int length) throws IOException {
-        checkOpen();
-        TableSet.Location location = tables.location(blockNumber);
-        long offset = location.offset();
-        if (offset == TranslationTable.FREE || offset == TranslationTable.UNWRITTEN || from < 0 || length < 0
-                || (long) BlockHeader.SIZE + from + length > location.length()) {
-            return null;
-        }
-        ByteBuffer dst = ByteBuffer.allocate(length);
-        try {
-            file.readFully(dst, offset + BlockHeader.SIZE + from);
-        } catch (EOFException e) {
-            return null; // the file was truncated under a version moved away meanwhile
-        }
-        return dst.flip();
-    }
-
-    /**
      * Makes the current state durable: writes the translation table and {@code rootRecord} to free
      * space, syncs, writes the header slot not holding the last checkpoint, and syncs again. A crash
      * at any moment leaves either the previous or the new checkpoint intact. Afterwards the space

@@ -29,12 +29,11 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
     /**
      * Format version written by this code and the only one it reads. Version 2 stored the message
      * buffers of internal nodes as blocks of their own; version 3 adds a key filter per basement to
-     * each leaf; version 4 stores a basement's rows in separately compressed chunks and gives each
-     * leaf a map of its basements' chunks. Files of older versions are refused by name.
+     * each leaf. Files of older versions are refused by name.
      */
-    static final int FORMAT_VERSION = 4;
+    static final int FORMAT_VERSION = 3;
 
-    /** Bytes of a header (versions 1 to 4), CRC included. */
+    /** Bytes of a header (versions 1 to 3), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;

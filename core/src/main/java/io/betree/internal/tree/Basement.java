@@ -1,16 +1,5 @@
 package io.betree.internal.tree;
 
-import static io.betree.internal.tree.RowFormat.HAS_TS;
-import static io.betree.internal.tree.RowFormat.ROW_HEADER;
-import static io.betree.internal.tree.RowFormat.TOMBSTONE;
-import static io.betree.internal.tree.RowFormat.compareRowKeys;
-import static io.betree.internal.tree.RowFormat.flags;
-import static io.betree.internal.tree.RowFormat.keyLength;
-import static io.betree.internal.tree.RowFormat.keyOffset;
-import static io.betree.internal.tree.RowFormat.rowLength;
-import static io.betree.internal.tree.RowFormat.rowTs;
-import static io.betree.internal.tree.RowFormat.tsBytes;
-
 import io.betree.compression.BlockCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
@@ -22,17 +11,18 @@ import java.nio.ByteBuffer;
  * only the basement it needs rather than the whole leaf.
  *
  * <p>A row is one version of a key. Rows are sorted by key, then newest first. Layout of
- * {@code data}: a 5-byte header (tag {@code 'B'}, row count) followed by rows of key length (2
- * bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length (4), the commit timestamp
- * (8, only when flagged), key, value. A row without a timestamp is visible to every snapshot; older
- * versions exist only while a snapshot may still need them. {@code index} holds each row's offset
- * for binary search. The stored form cuts the rows into separately compressed chunks
- * ({@link StoredBasement}); each version stored tells the slot its leaf keeps for it where the
- * chunks lie ({@link #attach}).
+ * {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'}, row count) followed by
+ * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length
+ * (4), the commit timestamp (8, only when flagged), key, value. A row without a timestamp is
+ * visible to every snapshot; older versions exist only while a snapshot may still need them.
+ * {@code index} holds each row's offset for binary search.
  */
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
     private static final int HEADER = 5;
+    private static final int ROW_HEADER = 7;
+    private static final int TOMBSTONE = 1;
+    private static final int HAS_TS = 2;
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
@@ -42,13 +32,6 @@ public final class Basement extends CacheEntry {
     private ByteBuffer dataView;
     private ByteBuffer indexView;
     private int count;
-    /**
-     * The map of the version this basement was read from or last stored as, until a slot takes it:
-     * maps held longer on the heap, one per cached basement, raised a 64 MiB heap's peak by 8 MiB.
-     */
-    private volatile ChunkMap storedMap;
-    /** Where the leaf keeps this basement's map, once pinned through it. */
-    private volatile ChunkMap.Slot slot;
 
     private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
@@ -77,33 +60,15 @@ public final class Basement extends CacheEntry {
     }
 
     /**
-     * Reads {@code stored}, a stored basement, which it releases, and indexes its rows. Lengths and
-     * flags are checked, so that no row reaches outside the block; the order of the rows is not: the block's
+     * Takes ownership of {@code data}, a stored basement, and indexes it. Lengths and flags are
+     * checked, so that no row reaches outside the block; the order of the rows is not: the block's
      * checksum already guards the bytes, order is what the basement's writer keeps (and
      * {@link TreeChecker} verifies), and comparing every row with the one before was a sixth of a
      * flusher's time in an iiBench load whose internal nodes do not all fit in the cache.
      *
-     * @throws IllegalArgumentException if the bytes are not a well-formed stored basement
+     * @throws IllegalArgumentException if the bytes are not a well-formed basement
      */
-    static Basement load(long blockNumber, ByteBuf stored, NodeMemory memory, BlockCompressor codec) {
-        StoredBasement.Parsed parsed;
-        try {
-            parsed = StoredBasement.read(stored, memory);
-        } finally {
-            memory.release(stored);
-        }
-        Basement b = index(blockNumber, parsed.rows(), memory, codec);
-        try {
-            b.storedMap = parsed.map(b);
-        } catch (RuntimeException e) {
-            b.releaseMemory();
-            throw e;
-        }
-        return b;
-    }
-
-    /** Takes ownership of {@code data}, rows in the in-memory form, and indexes them. */
-    private static Basement index(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
+    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
         ByteBuf index = null;
         try {
             if (data.readableBytes() < HEADER || data.getByte(0) != TAG) {
@@ -141,6 +106,36 @@ public final class Basement extends CacheEntry {
         }
     }
 
+    // ---- row layout ----
+
+    private static int tsBytes(int flags) {
+        return (flags & HAS_TS) != 0 ? 8 : 0;
+    }
+
+    private static int flags(ByteBuffer buf, int off) {
+        return buf.get(off + 2) & 0xff;
+    }
+
+    private static int keyLength(ByteBuffer buf, int off) {
+        return buf.getShort(off) & 0xffff;
+    }
+
+    private static int keyOffset(ByteBuffer buf, int off) {
+        return off + ROW_HEADER + tsBytes(flags(buf, off));
+    }
+
+    private static int rowLength(ByteBuffer buf, int off) {
+        return ROW_HEADER + tsBytes(flags(buf, off)) + keyLength(buf, off) + buf.getInt(off + 3);
+    }
+
+    private static long rowTs(ByteBuffer buf, int off) {
+        return (flags(buf, off) & HAS_TS) != 0 ? buf.getLong(off + ROW_HEADER) : 0L;
+    }
+
+    private static int compareRowKeys(ByteBuffer buf, int a, int b) {
+        return Keys.compare(buf, keyOffset(buf, a), keyLength(buf, a), buf, keyOffset(buf, b), keyLength(buf, b));
+    }
+
     /** Number of rows (versions). */
     public int count() {
         return count;
@@ -151,47 +146,8 @@ public final class Basement extends CacheEntry {
         return data.writerIndex();
     }
 
-    /** Offset in the rows of row {@code pos}. */
-    int offset(int pos) {
+    private int offset(int pos) {
         return indexView.getInt(pos * 4);
-    }
-
-    /** The first row whose offset is at least {@code off}, or {@link #count} if none. */
-    int firstRowAtOrPast(long off) {
-        int lo = 0;
-        int hi = count;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (offset(mid) < off) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /**
-     * The shortest prefix of row {@code p}'s key that sorts after row {@code p - 1}'s, whose key is
-     * smaller ({@link ChunkMap#separator}, without copying both keys).
-     */
-    byte[] separatorBefore(int p) {
-        int a = offset(p - 1);
-        int b = offset(p);
-        int ao = keyOffset(dataView, a);
-        int al = keyLength(dataView, a);
-        int bo = keyOffset(dataView, b);
-        int bl = keyLength(dataView, b);
-        int n = 0;
-        while (n < al && n < bl && dataView.get(ao + n) == dataView.get(bo + n)) {
-            n++;
-        }
-        return Keys.copy(dataView, bo, Math.min(bl, n + 1));
-    }
-
-    /** A view of the rows for reads, valid while nothing changes this basement. */
-    ByteBuffer rowView() {
-        return dataView;
     }
 
     /** The {@link KeyFilter#hash} of row {@code pos}'s key. */
@@ -211,7 +167,7 @@ public final class Basement extends CacheEntry {
         return Keys.compare(dataView, keyOffset(dataView, off), keyLength(dataView, off), key);
     }
 
-    boolean sameKey(int a, int b) {
+    private boolean sameKey(int a, int b) {
         return compareRowKeys(dataView, offset(a), offset(b)) == 0;
     }
 
@@ -556,30 +512,9 @@ public final class Basement extends CacheEntry {
         data.setInt(1, count);
     }
 
-    /**
-     * Gives this basement the slot its leaf keeps for it, and there the map of its stored version.
-     * Callers hold the latch of the leaf's subtree; the slot stays this basement's while it is in
-     * the leaf.
-     */
-    void attach(ChunkMap.Slot leafSlot) {
-        slot = leafSlot;
-        ChunkMap map = storedMap;
-        if (map != null) {
-            leafSlot.set(map); // the leaf's may be from before a reopen, or of an earlier version
-            storedMap = null;
-        }
-    }
-
-    /** A checkpoint stores basements before leaves, so that each leaf's image has its basements' maps. */
-    @Override
-    protected boolean imageFirst() {
-        return true;
-    }
-
-    /** Block-level compression: none, for the chunks of the stored form are compressed already. */
     @Override
     public BlockCompressor compressor() {
-        return StoredBasement.BLOCK_CODEC;
+        return codec;
     }
 
     @Override
@@ -589,23 +524,11 @@ public final class Basement extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
-        return StoredBasement.sizeBound(this, codec, StoredBasement.cuts(this, codec));
+        return data.writerIndex();
     }
 
-    /** Writes the stored form under a new stamp, and tells the leaf's slot where its chunks lie. */
     @Override
     public void serialize(ByteBuf out) {
-        ChunkMap map = StoredBasement.write(this, blockNumber(), codec, StoredBasement.cuts(this, codec), out);
-        ChunkMap.Slot s = slot;
-        if (s != null) {
-            s.set(map);
-        } else {
-            storedMap = map;
-        }
-    }
-
-    /** Writes the rows in their in-memory form (header included), for checks. */
-    void writeRows(ByteBuf out) {
         out.writeBytes(data, 0, data.writerIndex());
     }
 

@@ -318,14 +318,7 @@ public final class BeTree {
                 misses.record(true);
                 return null;
             }
-            // A basement not in the cache is answered from the one stored chunk that may hold the
-            // key: a page or two instead of the whole basement, and nothing cached for one read.
-            byte[] fromChunk = store.readFromChunk(leaf, at, key, snapshotTs);
-            if (fromChunk != ChunkMap.STALE) {
-                misses.record(fromChunk == null);
-                return fromChunk;
-            }
-            Basement b = store.pinBasement(leaf, at);
+            Basement b = store.pinBasement(leaf.basements.get(at));
             try {
                 byte[] found = b.get(key, snapshotTs);
                 misses.record(found == null);
@@ -667,17 +660,9 @@ public final class BeTree {
             store.awaitRoom();
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
-            flushPath(from);
+            flusher.flushPath(from);
         }
         return batch;
-    }
-
-    /**
-     * Pushes the pending messages on the path to {@code key} down to its leaf on the calling
-     * thread, unless another thread is doing so already ({@link RootFlusher#flushPath}).
-     */
-    void flushPath(byte[] key) {
-        flusher.flushPath(key);
     }
 
 }

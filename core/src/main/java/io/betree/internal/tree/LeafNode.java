@@ -15,18 +15,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * usually ends here.
  *
  * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
- * size (4), then count-1 pivots as key length (2) and key bytes, then per basement a byte 1 and
- * its {@link ChunkMap} or a byte 0 when none is known, then per basement its {@link KeyFilter}.
- * Pivot {@code i} is the smallest key that basement {@code i+1} may hold. A basement's chunk map
- * is a hint that may be older than the basement ({@link ChunkMap.Slot}); a leaf is not rewritten
- * for a new one.
+ * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
+ * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
  *
  * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
  * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
  * list, which every read of the leaf needs; they are read back from the leaf's block when next
- * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them. The chunk
- * maps of a leaf read from disk stay in its stored image until a read needs one; parsed ones are
- * shed too, apart from the filters, and come back from the image while it is held.
+ * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
  * block, size and filter together. Not thread-safe, except that readers sharing the leaf's latch may
@@ -41,19 +36,11 @@ final class LeafNode extends CacheEntry {
     final List<Long> basements;
     final List<Integer> basementBytes;
     final List<KeyFilter> filters;
-    /** Per basement, where its stored chunks lie; kept when the filters are shed. */
-    final List<ChunkMap.Slot> chunkSlots;
     /** The stored image this leaf was read from, which holds the words of the filters read with it; or null. */
     private ByteBuf image;
     private final FilterSource source;
     /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
     private volatile boolean shed;
-    /**
-     * Whether the filters saved a read (a miss), or a read of a basement not in the cache asked for
-     * its map, since the evictor last shed that part of this leaf.
-     */
-    private volatile boolean filtersUsed;
-    private volatile boolean mapsUsed;
     private final ReentrantLock reading = new ReentrantLock();
 
     /** Where a leaf that shed its filters reads them back from. */
@@ -70,7 +57,7 @@ final class LeafNode extends CacheEntry {
     }
 
     LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, FilterSource source, List<byte[]> pivots,
-            List<Long> basements, List<Integer> sizes, List<ChunkMap.Slot> chunkSlots, List<KeyFilter> filters) {
+            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
         super(blockNumber);
         this.codec = codec;
         this.memory = memory;
@@ -78,7 +65,6 @@ final class LeafNode extends CacheEntry {
         this.pivots = pivots;
         this.basements = basements;
         this.basementBytes = sizes;
-        this.chunkSlots = chunkSlots;
         this.filters = filters;
     }
 
@@ -122,17 +108,6 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
-        List<ChunkMap.Slot> slots = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            byte known = in.readByte();
-            if (known != 0 && known != 1) {
-                throw new IllegalArgumentException("bad chunk map marker " + known);
-            }
-            if (known == 1) {
-                ChunkMap.skip(in); // parsed when first used (mapInImage): the image holds them meanwhile
-            }
-            slots.add(new ChunkMap.Slot(null));
-        }
         List<KeyFilter> filters = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             filters.add(KeyFilter.read(memory, in));
@@ -140,7 +115,7 @@ final class LeafNode extends CacheEntry {
         if (in.isReadable()) {
             throw new IllegalArgumentException("trailing bytes after leaf node");
         }
-        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, slots, filters);
+        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, filters);
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -149,28 +124,15 @@ final class LeafNode extends CacheEntry {
     }
 
     /**
-     * Drops the chunk maps or the filters of this clean leaf to free their memory, keeping the
-     * basement list; false when there is nothing to drop. Only the evictor calls it, with the leaf
-     * to itself (claimed, so unpinned and unlatched).
+     * Drops the filters of this clean leaf to free their memory, keeping the basement list; false
+     * when there is nothing to drop. Only the evictor calls it, with the leaf to itself (claimed,
+     * so unpinned and unlatched).
      */
     @Override
     protected boolean shed() {
-        boolean held = !shed && !(image == null && filters.isEmpty());
-        // What reads have not used since the last time goes first: the filters of a leaf that
-        // only hits reach, the maps of one that only misses reach; else the maps, the smaller part.
-        // Only maps that the stored image holds as they are go, to be parsed from it again when
-        // needed; a leaf written meanwhile takes them from the image too (serializedSizeBound).
-        if ((!mapsUsed || filtersUsed || !held) && shedMapsTheImageHolds()) {
-            mapsUsed = false;
-            return true;
-        }
-        if (!held) {
+        if (shed || image == null && filters.isEmpty()) {
             return false;
         }
-        if (mapsUsed) { // the maps not parsed yet go with the image otherwise
-            parseMapsInImage(0, chunkSlots.size());
-        }
-        filtersUsed = false;
         filters.forEach(KeyFilter::release);
         filters.clear();
         memory.release(image);
@@ -211,89 +173,6 @@ final class LeafNode extends CacheEntry {
         return filters.size();
     }
 
-    /**
-     * The map of basement {@code b}'s stored chunks, or null when none is known: its slot's, else
-     * the stored image's, which the slot then keeps.
-     */
-    ChunkMap chunkMap(int b) {
-        mapsUsed = true;
-        ChunkMap.Slot slot = chunkSlots.get(b);
-        ChunkMap map = slot.map();
-        if (map == null) {
-            map = mapInImage(basements.get(b));
-            if (map != null) {
-                slot.set(map);
-            }
-        }
-        return map;
-    }
-
-    /** Empties the slots whose map the stored image holds too (same stamp); true if any. */
-    private boolean shedMapsTheImageHolds() {
-        if (image == null || chunkSlots.stream().allMatch(slot -> slot.map() == null)) {
-            return false;
-        }
-        ImageMaps stored = imageMaps();
-        boolean any = false;
-        for (int b = 0; stored != null && b < chunkSlots.size(); b++) {
-            ChunkMap map = chunkSlots.get(b).map();
-            int k = stored.indexOf(basements.get(b));
-            if (map != null && k >= 0 && stored.stamp(k) == map.stamp) {
-                chunkSlots.get(b).set(null);
-                any = true;
-            }
-        }
-        return any;
-    }
-
-    /** Gives the slots of basements {@code [from, to)} that have no map the one in the stored image, if any. */
-    private void parseMapsInImage(int from, int to) {
-        for (int b = from; b < to; b++) {
-            if (chunkSlots.get(b).map() == null) {
-                chunkSlots.get(b).set(mapInImage(basements.get(b)));
-            }
-        }
-    }
-
-    /**
-     * The map the stored image holds for basement {@code block}, or null: none there, or no image.
-     * Readers sharing the leaf's subtree latch may call it at once; the image changes only from
-     * none to one while they may (the evictor drops it with the leaf to itself). A map is a hint,
-     * so one the image cannot give is none rather than an error.
-     */
-    private ChunkMap mapInImage(long block) {
-        ByteBuf img = image;
-        if (img == null) {
-            return null;
-        }
-        try {
-            int n = img.getInt(1);
-            ByteBuf in = mapsOf(img);
-            for (int i = 0; i < n; i++) {
-                boolean known = in.readByte() == 1;
-                if (img.getLong(5 + 12 * i) == block) {
-                    return known ? ChunkMap.read(in) : null;
-                }
-                if (known) {
-                    ChunkMap.skip(in);
-                }
-            }
-        } catch (RuntimeException e) {
-            return null;
-        }
-        return null;
-    }
-
-    /** A view of stored image {@code img} from its first chunk map on. */
-    private static ByteBuf mapsOf(ByteBuf img) {
-        int n = img.getInt(1);
-        int at = 5 + 12 * n;
-        for (int i = 0; i < n - 1; i++) {
-            at += 2 + img.getUnsignedShort(at);
-        }
-        return img.duplicate().readerIndex(at);
-    }
-
     /** Index of the basement that holds {@code key}. */
     int basementFor(byte[] key) {
         return InternalNode.route(pivots, key);
@@ -305,11 +184,7 @@ final class LeafNode extends CacheEntry {
      */
     boolean mayContain(int b, long keyHash) {
         holdFilters();
-        if (filters.get(b).mayContain(keyHash)) {
-            return true;
-        }
-        filtersUsed = true; // it saved a read
-        return false;
+        return filters.get(b).mayContain(keyHash);
     }
 
     /** Total bytes of all basements. */
@@ -373,9 +248,6 @@ final class LeafNode extends CacheEntry {
         pivots.add(b, right.key(0));
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
-        ChunkMap.Slot slot = new ChunkMap.Slot(null);
-        chunkSlots.add(b + 1, slot);
-        right.attach(slot);
         filters.add(b + 1, KeyFilter.of(memory, right));
     }
 
@@ -387,7 +259,6 @@ final class LeafNode extends CacheEntry {
         holdFilters();
         pivots.remove(pivot);
         basementBytes.remove(b);
-        chunkSlots.remove(b);
         filters.remove(b).release();
         return basements.remove(b);
     }
@@ -399,19 +270,16 @@ final class LeafNode extends CacheEntry {
     byte[] moveTail(int start, LeafMaker maker) {
         holdFilters();
         int end = basements.size();
-        parseMapsInImage(start, end); // the image stays with this leaf
         byte[] separator = pivots.get(start - 1);
         List<KeyFilter> moved = new ArrayList<>(end - start);
         for (KeyFilter f : filters.subList(start, end)) {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
         maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), new ArrayList<>(chunkSlots.subList(start, end)),
-                moved);
+                new ArrayList<>(basementBytes.subList(start, end)), moved);
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
-        chunkSlots.subList(start, end).clear();
         filters.subList(start, end).clear();
         return separator;
     }
@@ -420,12 +288,10 @@ final class LeafNode extends CacheEntry {
     void absorb(byte[] separator, LeafNode right) {
         holdFilters();
         right.holdFilters();
-        right.parseMapsInImage(0, right.basements.size()); // the right leaf's image goes with it
         pivots.add(separator);
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
         basementBytes.addAll(right.basementBytes);
-        chunkSlots.addAll(right.chunkSlots);
         for (KeyFilter f : right.filters) {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
@@ -434,8 +300,7 @@ final class LeafNode extends CacheEntry {
 
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
-        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<ChunkMap.Slot> chunkSlots,
-                List<KeyFilter> filters);
+        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
     }
 
     @Override
@@ -453,10 +318,6 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             bytes += 24 + p.length;
         }
-        for (ChunkMap.Slot slot : chunkSlots) {
-            ChunkMap map = slot.map();
-            bytes += 16 + (map == null ? 0 : map.memoryBytes());
-        }
         for (KeyFilter f : filters) {
             bytes += f.memoryBytes();
         }
@@ -470,62 +331,10 @@ final class LeafNode extends CacheEntry {
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
-        ImageMaps stored = imageMaps();
-        for (int b = 0; b < chunkSlots.size(); b++) {
-            ChunkMap map = chunkSlots.get(b).map();
-            int k = map != null || stored == null ? -1 : stored.indexOf(basements.get(b));
-            size += 1 + (map != null ? map.serializedSize() : k >= 0 ? stored.lengths[k] : 0);
-        }
         for (KeyFilter f : filters) {
             size += f.serializedSize();
         }
         return size;
-    }
-
-    /**
-     * Where the stored image holds each of its basements' maps, found without parsing them (a leaf
-     * of a write load is stored again and again, its maps mostly still in the image); null without
-     * an image, or if the image cannot give them.
-     */
-    private ImageMaps imageMaps() {
-        ByteBuf img = image;
-        if (img == null) {
-            return null;
-        }
-        try {
-            int n = img.getInt(1);
-            ImageMaps maps = new ImageMaps(img, new long[n], new int[n], new int[n]);
-            ByteBuf in = mapsOf(img);
-            for (int i = 0; i < n; i++) {
-                maps.blocks[i] = img.getLong(5 + 12 * i);
-                if (in.readByte() == 1) {
-                    maps.offsets[i] = in.readerIndex();
-                    ChunkMap.skip(in);
-                    maps.lengths[i] = in.readerIndex() - maps.offsets[i];
-                }
-            }
-            return maps;
-        } catch (RuntimeException e) {
-            return null; // a map is a hint
-        }
-    }
-
-    /** The maps of a stored image: per basement its block, and its map's offset and length (0: none). */
-    private record ImageMaps(ByteBuf image, long[] blocks, int[] offsets, int[] lengths) {
-        /** The index of basement {@code block}'s map, or -1 if the image has none. */
-        int indexOf(long block) {
-            for (int i = 0; i < blocks.length; i++) {
-                if (blocks[i] == block) {
-                    return lengths[i] > 0 ? i : -1;
-                }
-            }
-            return -1;
-        }
-
-        /** The stamp of map {@code k} (after its codec id). */
-        long stamp(int k) {
-            return image.getLong(offsets[k] + 1);
-        }
     }
 
     @Override
@@ -537,29 +346,6 @@ final class LeafNode extends CacheEntry {
         }
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
-        }
-        // Basements publish maps at any time, and two threads may serialize this leaf at once (a
-        // write-back and a checkpoint's image): a map that no longer fits the bound measured is
-        // left out, which only costs a whole-basement read.
-        int filterBytes = 0;
-        for (KeyFilter f : filters) {
-            filterBytes += f.serializedSize();
-        }
-        // A map shed since the leaf was read, or never parsed, is copied from the stored image.
-        ImageMaps stored = imageMaps();
-        int n = chunkSlots.size();
-        for (int b = 0; b < n; b++) {
-            int room = out.maxWritableBytes() - filterBytes - (n - b);
-            ChunkMap map = chunkSlots.get(b).map();
-            int k = map != null || stored == null ? -1 : stored.indexOf(basements.get(b));
-            if (map != null && map.serializedSize() <= room) {
-                out.writeByte(1);
-                map.write(out);
-            } else if (k >= 0 && stored.lengths[k] <= room) {
-                out.writeByte(1).writeBytes(stored.image, stored.offsets[k], stored.lengths[k]);
-            } else {
-                out.writeByte(0);
-            }
         }
         for (KeyFilter f : filters) {
             f.write(out);

@@ -2,15 +2,11 @@ package io.betree.internal.tree;
 
 import io.betree.internal.fault.CorruptionException;
 import io.betree.compression.BlockCompressor;
-import io.betree.compression.CompressionFormatException;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.netty.buffer.ByteBuf;
-import io.betree.internal.fault.BetreeIOException;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -81,54 +77,13 @@ final class NodeStore {
         return (InternalNode) e;
     }
 
-    /** Pins basement {@code b} of the pinned {@code leaf}, whose latch the caller holds. */
-    Basement pinBasement(LeafNode leaf, int b) {
-        long block = leaf.basements.get(b);
+    Basement pinBasement(long block) {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (!(e instanceof Basement)) {
             cache.release(e, false);
             throw new CorruptionException(file.path(), block, "a leaf points at a block that is not a basement", null);
         }
-        Basement basement = (Basement) e;
-        basement.attach(leaf.chunkSlots.get(b));
-        return basement;
-    }
-
-    /**
-     * Answers a point read from the one stored chunk of basement {@code b} of the pinned {@code leaf}
-     * that may hold {@code key}, without the cache: the value a snapshot at {@code snapshotTs} sees,
-     * or null. Returns {@link ChunkMap#STALE} when it cannot: the basement is in the cache (whose
-     * version may be newer than the stored one), the leaf knows no map of several chunks for it, or
-     * the map no longer describes the stored block. The caller holds the structure lock and the
-     * latch of the leaf's subtree shared, so that no writer changes the basement meanwhile (see
-     * {@link BeTree}).
-     *
-     * @throws CorruptionException if a chunk that passed its checksum is malformed
-     */
-    byte[] readFromChunk(LeafNode leaf, int b, byte[] key, long snapshotTs) {
-        long block = leaf.basements.get(b);
-        if (cache.isCached(block)) {
-            return ChunkMap.STALE;
-        }
-        ChunkMap map = leaf.chunkMap(b);
-        if (map == null || map.chunkCount() < 2) {
-            return ChunkMap.STALE;
-        }
-        int c = map.chunkFor(key);
-        ByteBuffer record;
-        try {
-            record = file.readStored(block, map.start(c), map.length(c));
-        } catch (IOException e) {
-            throw new BetreeIOException("reading a chunk of block " + block + " of " + file.path(), e);
-        }
-        if (record == null) {
-            return ChunkMap.STALE;
-        }
-        try {
-            return StoredBasement.get(record, block, map, key, snapshotTs);
-        } catch (IllegalArgumentException | IndexOutOfBoundsException | CompressionFormatException e) {
-            throw new CorruptionException(file.path(), block, "malformed basement chunk: " + e.getMessage(), e);
-        }
+        return (Basement) e;
     }
 
     /**
@@ -361,7 +316,7 @@ final class NodeStore {
                     memory().release(data);
                     throw new IllegalArgumentException("unknown node tag " + tag);
             }
-        } catch (IllegalArgumentException | IndexOutOfBoundsException | CompressionFormatException e) {
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             throw new CorruptionException(file.path(), block, "malformed node: " + e.getMessage(), e);
         }
     }
@@ -391,21 +346,17 @@ final class NodeStore {
         sizes.add(b.bytes());
         List<KeyFilter> filters = new ArrayList<>();
         filters.add(KeyFilter.of(memory(), b));
-        List<ChunkMap.Slot> slots = new ArrayList<>();
-        slots.add(new ChunkMap.Slot(null));
-        b.attach(slots.get(0));
         LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, new ArrayList<>(),
-                blocks, sizes, slots, filters);
+                blocks, sizes, filters);
         cache.release(b, true);
         cache.add(leaf);
         return leaf;
     }
 
     /** A new leaf over existing basements, pinned and dirty. */
-    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<ChunkMap.Slot> chunkSlots,
-            List<KeyFilter> filters) {
+    LeafNode newLeaf(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
         LeafNode leaf = new LeafNode(file.allocateBlockNumber(), codec, memory(), filterSource, pivots, basements,
-                sizes, chunkSlots, filters);
+                sizes, filters);
         cache.add(leaf);
         return leaf;
     }

@@ -152,7 +152,7 @@ final class Reshaper {
                 end = Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false)));
             }
             if (end > m) {
-                Basement basement = store.pinBasement(leaf, b);
+                Basement basement = store.pinBasement(leaf.basements.get(b));
                 try {
                     basement.apply(msgs, m, end, horizon.oldestSnapshot());
                     leaf.applied(b, basement, msgs, m, end);
@@ -200,9 +200,9 @@ final class Reshaper {
             } else if (left <= EMPTY_BASEMENT) {
                 store.freeBlock(leaf.remove(b, b));
             } else if (left + right - EMPTY_BASEMENT <= config.basementSize() / 2) {
-                Basement l = store.pinBasement(leaf, b);
+                Basement l = store.pinBasement(leaf.basements.get(b));
                 try {
-                    Basement r = store.pinBasement(leaf, b + 1);
+                    Basement r = store.pinBasement(leaf.basements.get(b + 1));
                     l.absorb(r);
                     store.free(r);
                     leaf.rebuilt(b, l);
@@ -221,7 +221,7 @@ final class Reshaper {
         if (node instanceof LeafNode) {
             LeafNode leaf = (LeafNode) node;
             int last = leaf.basements.size() - 1;
-            Basement b = store.pinBasement(leaf, last);
+            Basement b = store.pinBasement(leaf.basements.get(last));
             try {
                 b.appendLast(key, value, ts);
                 leaf.appended(last, b, key);
@@ -343,8 +343,7 @@ final class Reshaper {
         for (int c = cuts.size() - 1; c >= 0; c--) {
             int start = cuts.get(c);
             separators.add(0, leaf.moveTail(start,
-                    (pivots, blocks, sizes, slots, filters) ->
-                            pieces.add(0, store.newLeaf(pivots, blocks, sizes, slots, filters))));
+                    (pivots, blocks, sizes, filters) -> pieces.add(0, store.newLeaf(pivots, blocks, sizes, filters))));
         }
     }
 
@@ -588,7 +587,7 @@ final class Reshaper {
                 if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
                     continue;
                 }
-                Basement bs = store.pinBasement(leaf, b);
+                Basement bs = store.pinBasement(leaf.basements.get(b));
                 try {
                     if (bs.count() > 0) {
                         return bs.key(bs.count() - 1);

@@ -92,7 +92,7 @@ public final class ScanBatch {
             if (to != null && (limit == null || Keys.compare(to, limit) < 0)) {
                 limit = to;
             }
-            basement = store.pinBasement(leaf, b);
+            basement = store.pinBasement(leaf.basements.get(b));
             List<byte[]> keys = new ArrayList<>();
             List<byte[]> values = new ArrayList<>();
             TreeMap<byte[], byte[]> own = null;

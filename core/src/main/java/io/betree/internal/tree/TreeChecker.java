@@ -263,7 +263,7 @@ final class TreeChecker {
             byte[] basementHi = b == n - 1 ? hi : leaf.pivots.get(b);
             long basementBlock = leaf.basements.get(b);
             reach(basementBlock, "basement " + b + " of leaf " + block);
-            Basement basement = store.pinBasement(leaf, b);
+            Basement basement = store.pinBasement(basementBlock);
             try {
                 if (leaf.basementBytes.get(b) != basement.bytes()) {
                     throw fail(block, "records basement " + b + " (block " + basementBlock + ") as "
@@ -287,15 +287,15 @@ final class TreeChecker {
         }
     }
 
-    /** Reads the basement's rows in their in-memory form (see {@link Basement}) and checks them. */
+    /** Reads the basement's stored form (see {@link Basement}) and checks its rows. */
     private void checkBasement(Basement basement, byte[] lo, byte[] hi) {
         long block = basement.blockNumber();
         ByteBuf image = store.memory().allocate(Math.max(1, basement.bytes()));
         try {
-            basement.writeRows(image);
+            basement.serialize(image);
             int end = image.writerIndex();
             if (end < 5 || image.getByte(0) != Basement.TAG) {
-                throw fail(block, "a basement's rows lack their header");
+                throw fail(block, "a basement's stored form lacks its header");
             }
             int count = image.getInt(1);
             if (count != basement.count()) {

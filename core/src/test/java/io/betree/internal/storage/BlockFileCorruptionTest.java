@@ -26,8 +26,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Damaged and foreign files: every problem is a clear exception, never wrong data or a crash. */
@@ -121,13 +119,11 @@ class BlockFileCorruptionTest {
         assertTrue(e.getMessage().contains("newer version"), e.getMessage());
     }
 
-    /** Format 1 and the last one before this release's (3, whose basements were not in chunks). */
-    @ParameterizedTest
-    @ValueSource(ints = {1, FileHeader.FORMAT_VERSION - 1})
-    void anOlderFormatVersionIsRefusedByName(int version) throws IOException {
-        BetreeException e = openWithHeaderVersion(version);
-        assertTrue(e.getMessage().contains("older version of betree (block file format " + version
-                + "; this version reads format " + FileHeader.FORMAT_VERSION + " only"), e.getMessage());
+    @Test
+    void anOlderFormatVersionIsRefusedByName() throws IOException {
+        BetreeException e = openWithHeaderVersion(1);
+        assertTrue(e.getMessage().contains("older version of betree (block file format 1; this version reads format "
+                + FileHeader.FORMAT_VERSION + " only"), e.getMessage());
         assertTrue(e.getMessage().contains(file().toString()), e.getMessage());
     }
 

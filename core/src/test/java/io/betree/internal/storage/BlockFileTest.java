@@ -5,7 +5,6 @@ import static io.betree.internal.storage.StorageTestSupport.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -85,40 +83,6 @@ class BlockFileTest {
                 assertArrayEquals(e.getValue(), read(f, e.getKey()));
             }
         }
-    }
-
-    /**
-     * A part of a block stored uncompressed reads back as the same bytes of its payload, also after
-     * a reopen; a range past the block's end, a free number and an unwritten one read nothing.
-     */
-    @Test
-    void readStoredGivesAPartOfABlocksPayload() throws IOException {
-        byte[] data = payload(7, 20_000, false);
-        long b;
-        long unwritten;
-        try (BlockFile f = BlockFile.open(ENV, file())) {
-            b = f.allocateBlockNumber();
-            f.write(b, ByteBuffer.wrap(data), NONE);
-            unwritten = f.allocateBlockNumber();
-            assertArrayEquals(Arrays.copyOfRange(data, 5_000, 9_096), stored(f, b, 5_000, 4_096));
-            f.checkpoint(null);
-        }
-        try (BlockFile f = BlockFile.open(ENV, file())) {
-            assertArrayEquals(Arrays.copyOfRange(data, 0, 20_000), stored(f, b, 0, 20_000));
-            assertArrayEquals(Arrays.copyOfRange(data, 19_999, 20_000), stored(f, b, 19_999, 1));
-            assertNull(f.readStored(b, 19_999, 2), "past the end");
-            assertNull(f.readStored(b, -1, 2), "before the start");
-            assertNull(f.readStored(b, 0, Integer.MAX_VALUE), "longer than any block");
-            assertNull(f.readStored(unwritten, 0, 1), "never written");
-            assertNull(f.readStored(b + 100, 0, 1), "not allocated");
-        }
-    }
-
-    private static byte[] stored(BlockFile f, long block, int from, int length) throws IOException {
-        ByteBuffer dst = f.readStored(block, from, length);
-        assertNotNull(dst, "read " + length + " bytes from " + from);
-        assertEquals(length, dst.remaining());
-        return dst.array();
     }
 
     @Test

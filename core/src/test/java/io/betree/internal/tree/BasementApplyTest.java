@@ -119,7 +119,7 @@ class BasementApplyTest {
     private static void assertRowsInOrder(Basement basement, NodeMemory memory) {
         ByteBuf image = memory.allocate(Math.max(16, basement.serializedSizeBound()));
         try {
-            basement.writeRows(image);
+            basement.serialize(image);
             ByteBuffer b = NodeMemory.view(image);
             int rows = b.getInt(1);
             assertEquals(basement.count(), rows);

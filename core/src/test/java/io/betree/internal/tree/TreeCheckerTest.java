@@ -373,8 +373,8 @@ class TreeCheckerTest {
     private byte[] firstStoredKey() {
         LeafNode leaf = (LeafNode) store().pinNode(leftmostLeaf(tree.rootBlock()));
         try {
-            for (int b = 0; b < leaf.basements.size(); b++) {
-                Basement basement = store().pinBasement(leaf, b);
+            for (long b : leaf.basements) {
+                Basement basement = store().pinBasement(b);
                 try {
                     if (basement.count() > 0) {
                         return basement.key(0);
