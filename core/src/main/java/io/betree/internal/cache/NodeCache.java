@@ -276,18 +276,23 @@ public final class NodeCache {
                 return false;
             }
             try {
-                if (!e.clean() || !e.shed()) {
-                    return false;
-                }
-                remeasure(e);
-                sheds++;
-                return true;
+                return e.clean() && shedClaimed(e);
             } finally {
                 e.unclaim();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Lock held, clean {@code e} claimed: lets it drop what it can read back, and counts it; true if it did. */
+    private boolean shedClaimed(CacheEntry e) {
+        if (!e.shed()) {
+            return false;
+        }
+        remeasure(e);
+        sheds++;
+        return true;
     }
 
     /**
@@ -551,10 +556,8 @@ public final class NodeCache {
                 // Also on probation: the victim stays first, but the evictor often stops (back
                 // under its target) before it comes back to it, and a read meanwhile moves the
                 // leaf to the clock at the cost of a few KB instead of a read of 100 KB.
-                if (victim.shed()) {
-                    remeasure(victim);
+                if (shedClaimed(victim)) {
                     victim.unclaim();
-                    sheds++;
                     roomMade.signalAll();
                     continue;
                 }

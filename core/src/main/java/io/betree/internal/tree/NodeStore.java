@@ -181,9 +181,10 @@ final class NodeStore {
      * Pins the nodes on the path from {@code root} (pinned by the caller) down its last children,
      * their last buffers unless empty, and the rightmost leaf's last basement, if every one is in
      * the cache, reading none; returns them, for {@link #releasePath}, or null, having kept no pin,
-     * if one is not (a leaf that shed its filters counts as not cached). Held through a sequential run, the pins keep the evictor off the path, so
-     * that the run reads nothing. The caller holds the structure lock: the path changes only by
-     * the run's own splits, which add nodes and drop none.
+     * if one is not (a leaf that shed its filters counts as not cached). Held through a sequential
+     * run, the pins keep the evictor off the path, so that the run reads nothing. The caller holds
+     * the structure lock: the path changes only by the run's own splits, which add nodes and drop
+     * none.
      */
     List<CacheEntry> pinRightmostPathIfCached(InternalNode root) {
         List<CacheEntry> pinned = new ArrayList<>();
