@@ -53,6 +53,11 @@ final class AllocationThread {
         return run(SMALL, allocation);
     }
 
+    /** Runs {@code task} on the allocation thread without waiting for it. */
+    static void later(Runnable task) {
+        SMALL.execute(task);
+    }
+
     private static <T> T run(ThreadPoolExecutor thread, Supplier<T> allocation) {
         Future<T> result = thread.submit(allocation::get);
         boolean interrupted = false;

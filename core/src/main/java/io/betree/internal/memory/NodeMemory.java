@@ -87,7 +87,7 @@ public final class NodeMemory {
             public void free(SegmentPool.Region region) {
                 source.free(region);
             }
-        });
+        }, AllocationThread::later);
     }
 
     /** Freed buffers larger than a chunk, kept for reuse. */

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import java.nio.ByteBuffer;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -54,11 +55,29 @@ final class SegmentPool {
     private final SlotPage[] withRoom = new SlotPage[SLOT_CLASSES];
     /** An empty chunk kept for the next request, or null. */
     private Chunk spare;
+    /** Set when a request took the spare: the next one may then be made ahead. Guarded by this. */
+    private boolean spareTaken;
+    /** Whether a spare is being made ahead. Guarded by this. */
+    private boolean refilling;
+    /** Where a spare is made ahead of the request that needs it; null to make chunks on demand only. */
+    private final Executor refiller;
     /** Bytes of every chunk and huge region held from the source. */
     private final AtomicLong heldBytes = new AtomicLong();
 
+    /** A pool that takes a chunk from {@code source} only when a request needs one. */
     SegmentPool(Source source) {
+        this(source, null);
+    }
+
+    /**
+     * A pool that, each time a request takes its spare chunk, has {@code refiller} make the next
+     * one ahead: the request after it then cuts its buffer at once instead of waiting for a C
+     * allocation (in a cold point-miss probe under a 640 MiB process cap, 77 such waits took 40 ms
+     * of a 340 ms phase). One spare chunk more is held at most.
+     */
+    SegmentPool(Source source, Executor refiller) {
         this.source = source;
+        this.refiller = refiller;
     }
 
     /** Bytes this pool holds from its source: chunks, used or not, and huge regions. */
@@ -81,11 +100,21 @@ final class SegmentPool {
         }
         while (true) {
             PooledBuf buf;
+            boolean refill;
             synchronized (this) {
                 buf = capacity <= MAX_SLOT ? takeSlot(capacity) : takeRun(capacity);
+                refill = spareTaken && refiller != null && !refilling;
+                refilling |= refill;
+                spareTaken = false;
+            }
+            if (refill) {
+                refiller.execute(this::refillSpare);
             }
             if (buf != null) {
                 return LeakTracking.track(buf);
+            }
+            if (awaitRefill()) {
+                continue; // the spare made ahead may serve this request
             }
             // No chunk has room: take one without holding the lock, which every allocation and
             // release waits for (the source may wait for the allocation thread, or for the JVM to
@@ -104,6 +133,52 @@ final class SegmentPool {
                 heldBytes.addAndGet(-CHUNK_SIZE);
             }
         }
+    }
+
+    /**
+     * Makes a spare chunk ahead, on the refiller's thread. A failure is left for the request that
+     * next finds no room, which then takes its chunk itself and sees it.
+     */
+    private void refillSpare() {
+        Chunk fresh = null;
+        try {
+            fresh = new Chunk(source.allocate(CHUNK_SIZE));
+            heldBytes.addAndGet(CHUNK_SIZE);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // left for the next request (above)
+        }
+        boolean surplus;
+        synchronized (this) {
+            refilling = false;
+            surplus = fresh != null && spare != null;
+            if (fresh != null && !surplus) {
+                spare = fresh;
+            }
+            notifyAll();
+        }
+        if (surplus) {
+            source.free(fresh.region);
+            heldBytes.addAndGet(-CHUNK_SIZE);
+        }
+    }
+
+    /** Waits while a spare is being made ahead; false, at once, if none is. */
+    private synchronized boolean awaitRefill() {
+        if (!refilling) {
+            return false;
+        }
+        boolean interrupted = false;
+        while (refilling) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the allocation goes on; the flag is passed on
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return true;
     }
 
     // ---- runs of pages ----
@@ -130,6 +205,7 @@ final class SegmentPool {
         spare = null;
         if (chunk != null) {
             link(chunk);
+            spareTaken = true;
         }
         return chunk;
     }

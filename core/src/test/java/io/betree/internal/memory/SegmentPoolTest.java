@@ -77,6 +77,63 @@ class SegmentPoolTest {
     }
 
     /**
+     * Each time a request takes the spare chunk, the refiller makes the next one: the request that
+     * then finds no room in its chunks cuts its buffer from that spare without a C allocation of
+     * its own, and once every buffer is back at most one chunk is still held.
+     */
+    @Test
+    void aSpareChunkIsMadeAheadOnTheRefillersThread() throws Exception {
+        CountingSource source = new CountingSource();
+        Map<String, Integer> byThread = new java.util.concurrent.ConcurrentHashMap<>();
+        SegmentPool.Source recording = new SegmentPool.Source() {
+            @Override
+            public SegmentPool.Region allocate(int bytes) {
+                byThread.merge(Thread.currentThread().getName(), 1, Integer::sum);
+                return source.allocate(bytes);
+            }
+
+            @Override
+            public void free(SegmentPool.Region region) {
+                source.free(region);
+            }
+        };
+        java.util.concurrent.ExecutorService refiller = java.util.concurrent.Executors.newSingleThreadExecutor(
+                r -> new Thread(r, "refiller"));
+        try {
+            SegmentPool pool = new SegmentPool(recording, refiller);
+            List<ByteBuf> held = new ArrayList<>();
+            for (int i = 0; i < 6; i++) { // a chunk each
+                held.add(pool.allocate(SegmentPool.CHUNK_SIZE));
+                refiller.submit(() -> { }).get(10, TimeUnit.SECONDS); // the spare is made meanwhile
+            }
+            String caller = Thread.currentThread().getName();
+            assertEquals(1, byThread.getOrDefault(caller, 0), "the caller took only the first chunk itself");
+            assertEquals(6, byThread.get("refiller"), "the refiller made every later one, and one spare");
+            assertEquals(7L * SegmentPool.CHUNK_SIZE, pool.heldBytes());
+            held.forEach(ByteBuf::release);
+            assertEquals(SegmentPool.CHUNK_SIZE, pool.heldBytes(), "one empty chunk is kept");
+
+            churnOnThreads(pool, 4);
+            refiller.submit(() -> { }).get(10, TimeUnit.SECONDS);
+            assertEquals(source.liveBytes, pool.heldBytes());
+            assertTrue(source.live.size() <= 1, source.live.size() + " regions still taken");
+        } finally {
+            refiller.shutdown();
+        }
+    }
+
+    private static void churnOnThreads(SegmentPool pool, int threads) throws Exception {
+        List<CompletableFuture<Void>> running = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            SplittableRandom rnd = new SplittableRandom(t);
+            running.add(CompletableFuture.runAsync(() -> churn(pool, rnd, 5_000, () -> { })));
+        }
+        for (CompletableFuture<Void> t : running) {
+            t.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * Takes and releases {@code steps} buffers of every size at random, each filled with a mark of
      * its own, checking on release that nobody else wrote into it; {@code check} runs after each step.
      */
