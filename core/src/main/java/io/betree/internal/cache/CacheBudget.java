@@ -7,9 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * that several environments of a process share (a stream processor opens a store per partition).
  *
  * <p>The cap is not a target: the members' evictors work once the members together hold more than
- * a little less than it ({@link #targetBytes}), and writers wait past it. The room below the cap
- * is for write-backs and writers' bursts; while no member holds a dirty entry (reads only, or
- * everything written back) most of it goes to the cache. Under a shared cap a
+ * a little less than it ({@link #targetBytes}), and writers wait past it. Under a shared cap a
  * member evicts only while it holds more than an equal share of the target, so a busy member takes
  * memory from idle ones, which keep at most their share when memory is short; when the members
  * together are over the target at least one of them holds more than its share.
@@ -20,7 +18,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class CacheBudget {
     private final long capBytes;
     private final long targetBytes;
-    private final long cleanTargetBytes;
     private final CopyOnWriteArrayList<NodeCache> members = new CopyOnWriteArrayList<>();
 
     /** A cap of {@code capBytes} with no member yet. */
@@ -34,12 +31,6 @@ public final class CacheBudget {
         // evictor's target and a quarter above it as the writers' limit, a 128 MiB cache held up to
         // 160 MiB and more, and a 30 M-row iiBench went past its 512 MiB process cap.
         this.targetBytes = capBytes - Math.min(capBytes / 4, Math.max(capBytes / 8, 16L << 20));
-        // With nothing dirty there is nothing to write back, and a reader loads one block before
-        // it waits for room: a sixteenth is room enough. At 64 MiB the 12 MiB this gives back is
-        // what a 28 M-row primary index's leaves (filters included) lacked to stay cached, so cold
-        // point misses read leaves again and again. Decided by the dirty entries, not by time
-        // since the last write: a cold read phase right after an open is short.
-        this.cleanTargetBytes = capBytes - capBytes / 16;
     }
 
     /** The cap: writers wait for the evictors past it. */
@@ -47,22 +38,8 @@ public final class CacheBudget {
         return capBytes;
     }
 
-    /**
-     * The evictors work while the members hold more than this: an eighth below the cap (at least
-     * 16 MiB, at most a quarter), or a sixteenth while no member holds a dirty entry. A writer's
-     * first change brings the lower target back at once; what it then evicts is clean.
-     */
+    /** The evictors work while the members hold more than this. */
     public long targetBytes() {
-        for (NodeCache c : members) {
-            if (c.holdsDirtyEntries()) {
-                return targetBytes;
-            }
-        }
-        return cleanTargetBytes;
-    }
-
-    /** The target while a member holds a dirty entry. */
-    long busyTargetBytes() {
         return targetBytes;
     }
 
@@ -94,12 +71,11 @@ public final class CacheBudget {
 
     /** Whether {@code cache} should evict now: the members are over the target and it holds more than its share. */
     boolean shouldEvict(NodeCache cache, long held) {
-        long target = targetBytes();
-        if (held <= target) {
+        if (held <= targetBytes) {
             return false;
         }
         int n = members.size();
-        return n <= 1 || cache.ownHeldBytes() > target / n;
+        return n <= 1 || cache.ownHeldBytes() > targetBytes / n;
     }
 
     /** Asks every member other than {@code asker} that holds more than its share to evict. */
@@ -108,9 +84,8 @@ public final class CacheBudget {
         if (n <= 1) {
             return;
         }
-        long target = targetBytes();
         for (NodeCache c : members) {
-            if (c != asker && c.ownHeldBytes() > target / n) {
+            if (c != asker && c.ownHeldBytes() > targetBytes / n) {
                 c.requestEvictionFromOutside();
             }
         }

@@ -44,11 +44,6 @@ public final class NodeCache {
     /** Guarded by the lock, as is everything below that is not final or atomic. */
     private final ClockRing ring = new ClockRing();
     private final AtomicLong accountedBytes = new AtomicLong();
-    /**
-     * Entries marked dirty: changed on marking and cleaning, which never run at once for one entry
-     * (marking holds a pin, cleaning and freeing a claim), so the count is exact.
-     */
-    private final AtomicLong dirtyEntries = new AtomicLong();
     private final CheckpointImages checkpoint = new CheckpointImages();
     /** How long one eviction task runs before it lets other caches' tasks go first. */
     private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -207,7 +202,7 @@ public final class NodeCache {
                 throw new IllegalStateException("block " + e.blockNumber() + " is already cached");
             }
             e.setPins(1);
-            markDirty(e);
+            e.dirty = true;
             insert(e, false);
         } finally {
             lock.unlock();
@@ -250,31 +245,11 @@ public final class NodeCache {
             long now = e.memoryBytes();
             accountedBytes.addAndGet(now - e.accountedBytes);
             e.accountedBytes = now;
-            markDirty(e);
+            e.dirty = true;
             e.version++;
             e.referenced = true; // changed: used, whatever its reader did
         }
         e.releasePin();
-    }
-
-    private void markDirty(CacheEntry e) {
-        if (!e.dirty) {
-            e.dirty = true;
-            dirtyEntries.incrementAndGet();
-        }
-    }
-
-    /** Marks a claimed entry clean. */
-    private void markClean(CacheEntry e) {
-        if (e.dirty) {
-            e.dirty = false;
-            dirtyEntries.decrementAndGet();
-        }
-    }
-
-    /** Whether any entry is dirty: the budget leaves more room below its cap while none is. */
-    boolean holdsDirtyEntries() {
-        return dirtyEntries.get() > 0;
     }
 
     /**
@@ -483,7 +458,6 @@ public final class NodeCache {
 
     /** Lock held: the entry leaves the map and the ring; no pin can be taken on it afterwards. */
     private void remove(CacheEntry e) {
-        markClean(e); // a freed block's changes go with it
         e.markGone();
         entries.remove(e.blockNumber(), e);
         ring.remove(e);
@@ -655,7 +629,7 @@ public final class NodeCache {
             if (victim.claim()) {
                 if (current && victim.version == version && !victim.checkpointPending
                         && entries.get(victim.blockNumber()) == victim) {
-                    markClean(victim);
+                    victim.dirty = false;
                     remove(victim);
                     victim.releaseMemory();
                     evictions++;
@@ -830,7 +804,7 @@ public final class NodeCache {
                 if (current && !e.writing && !image.earlierWriteInFlight() && e.ringIndex >= 0
                         && entries.get(e.blockNumber()) == e && e.claim()) {
                     if (e.version == image.version()) { // compared under the claim, as in writeOut
-                        markClean(e);
+                        e.dirty = false;
                     }
                     e.unclaim();
                 }
@@ -876,7 +850,6 @@ public final class NodeCache {
             ring.clear();
             entries.clear();
             accountedBytes.set(0);
-            dirtyEntries.set(0);
         } finally {
             lock.unlock();
         }
