@@ -17,6 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
@@ -64,14 +67,7 @@ class SegmentPoolTest {
     void threadsSharingThePoolNeverGetOverlappingBuffers() throws Exception {
         CountingSource source = new CountingSource();
         SegmentPool pool = new SegmentPool(source);
-        List<CompletableFuture<Void>> threads = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-            SplittableRandom rnd = new SplittableRandom(t);
-            threads.add(CompletableFuture.runAsync(() -> churn(pool, rnd, 5_000, () -> { })));
-        }
-        for (CompletableFuture<Void> t : threads) {
-            t.get(60, TimeUnit.SECONDS);
-        }
+        churnOnThreads(pool, 4);
         assertEquals(source.liveBytes, pool.heldBytes());
         assertTrue(source.live.size() <= 1, source.live.size() + " regions still taken");
     }
@@ -84,7 +80,7 @@ class SegmentPoolTest {
     @Test
     void aSpareChunkIsMadeAheadOnTheRefillersThread() throws Exception {
         CountingSource source = new CountingSource();
-        Map<String, Integer> byThread = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, Integer> byThread = new ConcurrentHashMap<>();
         SegmentPool.Source recording = new SegmentPool.Source() {
             @Override
             public SegmentPool.Region allocate(int bytes) {
@@ -97,8 +93,7 @@ class SegmentPoolTest {
                 source.free(region);
             }
         };
-        java.util.concurrent.ExecutorService refiller = java.util.concurrent.Executors.newSingleThreadExecutor(
-                r -> new Thread(r, "refiller"));
+        ExecutorService refiller = Executors.newSingleThreadExecutor(r -> new Thread(r, "refiller"));
         try {
             SegmentPool pool = new SegmentPool(recording, refiller);
             List<ByteBuf> held = new ArrayList<>();
