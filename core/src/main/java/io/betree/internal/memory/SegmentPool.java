@@ -119,20 +119,30 @@ final class SegmentPool {
             // No chunk has room: take one without holding the lock, which every allocation and
             // release waits for (the source may wait for the allocation thread, or for the JVM to
             // collect before it grants direct memory).
-            Chunk fresh = new Chunk(source.allocate(CHUNK_SIZE));
-            heldBytes.addAndGet(CHUNK_SIZE);
-            boolean surplus;
-            synchronized (this) {
-                surplus = spare != null;
-                if (!surplus) {
-                    spare = fresh;
-                }
-            }
-            if (surplus) { // another thread's new chunk came first and may serve this request
-                source.free(fresh.region);
-                heldBytes.addAndGet(-CHUNK_SIZE);
+            offerAsSpare(newChunk());
+        }
+    }
+
+    /** A chunk taken from the source, counted as held. */
+    private Chunk newChunk() {
+        Chunk fresh = new Chunk(source.allocate(CHUNK_SIZE));
+        heldBytes.addAndGet(CHUNK_SIZE);
+        return fresh;
+    }
+
+    /**
+     * Keeps {@code fresh} as the spare, or gives it back when another thread's new chunk became
+     * the spare first (that one may serve the request instead).
+     */
+    private void offerAsSpare(Chunk fresh) {
+        synchronized (this) {
+            if (spare == null) {
+                spare = fresh;
+                return;
             }
         }
+        source.free(fresh.region);
+        heldBytes.addAndGet(-CHUNK_SIZE);
     }
 
     /**
@@ -140,25 +150,15 @@ final class SegmentPool {
      * next finds no room, which then takes its chunk itself and sees it.
      */
     private void refillSpare() {
-        Chunk fresh = null;
         try {
-            fresh = new Chunk(source.allocate(CHUNK_SIZE));
-            heldBytes.addAndGet(CHUNK_SIZE);
+            offerAsSpare(newChunk());
         } catch (RuntimeException | OutOfMemoryError e) {
             // left for the next request (above)
-        }
-        boolean surplus;
-        synchronized (this) {
-            refilling = false;
-            surplus = fresh != null && spare != null;
-            if (fresh != null && !surplus) {
-                spare = fresh;
+        } finally {
+            synchronized (this) {
+                refilling = false; // after the spare is in place: a waiter then finds it
+                notifyAll();
             }
-            notifyAll();
-        }
-        if (surplus) {
-            source.free(fresh.region);
-            heldBytes.addAndGet(-CHUNK_SIZE);
         }
     }
 
