@@ -77,9 +77,9 @@ final class BlockFileLoader {
             }
             if (p.status() == FileHeader.Status.OLDER_VERSION) {
                 throw new BetreeException(path + " was written by an older version of betree (block file format "
-                        + p.version() + "; this version reads format " + FileHeader.FORMAT_VERSION
-                        + " only, which stores internal nodes differently); open it with the betree release that"
-                        + " wrote it and copy its data out");
+                        + p.version() + "; this version reads formats " + FileHeader.OLDEST_READABLE_VERSION
+                        + " to " + FileHeader.FORMAT_VERSION + ", which store internal nodes differently); open it"
+                        + " with the betree release that wrote it and copy its data out");
             }
         }
         int slot = -1;

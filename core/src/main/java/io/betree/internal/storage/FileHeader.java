@@ -27,13 +27,20 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
     static final byte[] MAGIC = "BeTreeBF".getBytes(StandardCharsets.US_ASCII);
 
     /**
-     * Format version written by this code and the only one it reads. Version 2 stored the message
-     * buffers of internal nodes as blocks of their own; version 3 adds a key filter per basement to
-     * each leaf. Files of older versions are refused by name.
+     * Format version written by this code. Version 2 stored the message buffers of internal nodes
+     * as blocks of their own; version 3 adds a key filter per basement to each leaf; version 4 lets
+     * a key filter have several parts.
      */
-    static final int FORMAT_VERSION = 3;
+    static final int FORMAT_VERSION = 4;
 
-    /** Bytes of a header (versions 1 to 3), CRC included. */
+    /**
+     * The oldest format version this code reads: a version 3 file is a version 4 file whose filters
+     * each have one part, and its header says 4 from its first checkpoint here on. Files of older
+     * versions are refused by name.
+     */
+    static final int OLDEST_READABLE_VERSION = 3;
+
+    /** Bytes of a header (versions 1 to 4), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;
@@ -109,7 +116,7 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
         if (version > FORMAT_VERSION) {
             return new Parsed(Status.NEWER_VERSION, null, version, "format version " + version);
         }
-        if (version >= 1 && version < FORMAT_VERSION && length == SIZE) {
+        if (version >= 1 && version < OLDEST_READABLE_VERSION && length == SIZE) {
             return new Parsed(Status.OLDER_VERSION, null, version, "format version " + version);
         }
         if (version < 1 || length != SIZE) {

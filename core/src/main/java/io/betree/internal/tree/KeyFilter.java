@@ -12,13 +12,18 @@ import java.nio.ByteBuffer;
  *
  * <p>Ten bits per key and six probes: about 0.8% of misses still read the basement. A filter is
  * sized for its basement's rows plus an eighth more ({@link #SPARE_DIVISOR}), so that keys added
- * one at a time (a flush, the sequential path) fill it for a while before it is rebuilt from the
- * basement; the basement the sequential path fills and leaves gets one with no room to spare.
+ * one at a time (a flush, the sequential path) fill it for a while; the basement the sequential
+ * path fills and leaves gets one with no room to spare. A filter that fills grows by a part of its
+ * own ({@link #GROWTH_DIVISOR}, {@link #MAX_PARTS}) and is rebuilt from its basement only when it
+ * has all its parts: a basement that keys join at every flush (a time series appends to the end of
+ * each sensor's rows) was otherwise rebuilt at every eighth more, each of its rows hashed some nine
+ * times before it split, and the rebuilds were a third of a flusher's time with 16 writers.
  *
  * <p>The bits live in node memory, so they count against the cache's budget like node contents:
- * in a buffer of the filter's own once built or rebuilt, or, as read, in the leaf's stored image,
- * which the leaf keeps (one allocation per leaf read, not one per basement). On disk: probe count (1 byte), keys added (4), 64-bit word count (4), then the words. A filter
- * of no words answers "maybe" for every key.
+ * in a buffer of the part's own once built or grown, or, as read, in the leaf's stored image,
+ * which the leaf keeps (one allocation per leaf read, not one per basement). On disk, per part:
+ * probe count (1 byte; bit 7 set when another part follows), keys added (4), 64-bit word count
+ * (4), then the words. A filter of no words answers "maybe" for every key.
  *
  * <p>Not thread-safe: guarded, like the rest of its leaf, by the leaf's latch.
  */
@@ -35,7 +40,21 @@ final class KeyFilter {
      * row). The iiBench load spent 5% more CPU a row on the rebuilds. One run each, 2026-11-26.
      */
     static final int SPARE_DIVISOR = 8;
+    /**
+     * A filter that fills gets a part with room for a {@code 1/GROWTH_DIVISOR} of the keys it holds,
+     * at {@link #GROWN_BITS_PER_KEY}, until it has {@link #MAX_PARTS} parts.
+     */
+    static final int GROWTH_DIVISOR = 4;
+    static final int MAX_PARTS = 4;
+    /**
+     * Bits per key of the parts a filter grows: a key absent from the basement passes a filter if
+     * it passes any part, so the grown parts are kept sparser (about 0.14% each when full) to add
+     * little to the first part's 0.8%.
+     */
+    static final int GROWN_BITS_PER_KEY = 14;
     private static final int MAX_PROBES = 30;
+    /** Set in a stored part's probe-count byte when another part of the filter follows it. */
+    private static final int MORE_PARTS = 0x80;
 
     private final NodeMemory memory;
     private ByteBuf words;
@@ -45,17 +64,21 @@ final class KeyFilter {
     private final boolean owned;
     private final int wordCount;
     private final int probes;
+    /** Keys this part has room for. */
     private final int capacity;
     private int added;
+    /** The part this filter grew after this one filled, or null. */
+    private KeyFilter next;
 
-    private KeyFilter(NodeMemory memory, ByteBuf words, int base, boolean owned, int wordCount, int probes, int added) {
+    private KeyFilter(NodeMemory memory, ByteBuf words, int base, boolean owned, int wordCount, int probes, int added,
+            int capacity) {
         this.memory = memory;
         this.words = words;
         this.base = base;
         this.owned = owned;
         this.wordCount = wordCount;
         this.probes = probes;
-        this.capacity = (int) Math.min(Integer.MAX_VALUE, (long) wordCount * 64 / BITS_PER_KEY);
+        this.capacity = capacity;
         this.added = added;
     }
 
@@ -95,7 +118,19 @@ final class KeyFilter {
         for (long word : bits) {
             words.writeLong(word);
         }
-        return new KeyFilter(memory, words, 0, true, wordCount, PROBES, added);
+        return new KeyFilter(memory, words, 0, true, wordCount, PROBES, added, capacity(wordCount, BITS_PER_KEY));
+    }
+
+    /** An empty part with room for {@code keys} keys at {@link #GROWN_BITS_PER_KEY}. */
+    private static KeyFilter grownPart(NodeMemory memory, int keys) {
+        int wordCount = (int) Math.min(Integer.MAX_VALUE / 8, ((long) keys * GROWN_BITS_PER_KEY + 63) / 64);
+        ByteBuf words = memory.allocate(wordCount * 8);
+        words.writeZero(wordCount * 8);
+        return new KeyFilter(memory, words, 0, true, wordCount, PROBES, 0, capacity(wordCount, GROWN_BITS_PER_KEY));
+    }
+
+    private static int capacity(int wordCount, int bitsPerKey) {
+        return (int) Math.min(Integer.MAX_VALUE, (long) wordCount * 64 / bitsPerKey);
     }
 
     /**
@@ -105,27 +140,53 @@ final class KeyFilter {
      * @throws IllegalArgumentException if the bytes cannot be a filter
      */
     static KeyFilter read(NodeMemory memory, ByteBuf in) {
-        int probes = in.readUnsignedByte();
-        int added = in.readInt();
-        int wordCount = in.readInt();
-        if (probes < 1 || probes > MAX_PROBES || added < 0 || wordCount < 0 || wordCount > in.readableBytes() / 8) {
-            throw new IllegalArgumentException("impossible key filter (" + probes + " probes, " + added
-                    + " keys, " + wordCount + " words)");
+        KeyFilter first = null;
+        KeyFilter last = null;
+        for (int parts = 1; ; parts++) {
+            if (in.readableBytes() < 9) {
+                throw new IllegalArgumentException("impossible key filter (part " + parts + " cut short)");
+            }
+            int flags = in.readUnsignedByte();
+            int probes = flags & ~MORE_PARTS;
+            int added = in.readInt();
+            int wordCount = in.readInt();
+            if (probes < 1 || probes > MAX_PROBES || added < 0 || wordCount < 0 || wordCount > in.readableBytes() / 8
+                    || parts > MAX_PARTS) {
+                throw new IllegalArgumentException("impossible key filter (part " + parts + ": " + probes + " probes, "
+                        + added + " keys, " + wordCount + " words)");
+            }
+            int base = in.readerIndex();
+            in.skipBytes(wordCount * 8);
+            // The capacity of a part read counts only for the last part, the one keys are added to.
+            KeyFilter part = new KeyFilter(memory, in, base, false, wordCount, probes, added,
+                    capacity(wordCount, parts == 1 ? BITS_PER_KEY : GROWN_BITS_PER_KEY));
+            if (first == null) {
+                first = part;
+            } else {
+                last.next = part;
+            }
+            last = part;
+            if ((flags & MORE_PARTS) == 0) {
+                return first;
+            }
         }
-        int base = in.readerIndex();
-        in.skipBytes(wordCount * 8);
-        return new KeyFilter(memory, in, base, false, wordCount, probes, added);
     }
 
     /** Bytes {@link #write} produces. */
     int serializedSize() {
-        return 9 + wordCount * 8;
+        int size = 0;
+        for (KeyFilter p = this; p != null; p = p.next) {
+            size += 9 + p.wordCount * 8;
+        }
+        return size;
     }
 
     /** Writes the stored form to {@code out}. */
     void write(ByteBuf out) {
-        out.writeByte(probes).writeInt(added).writeInt(wordCount);
-        out.writeBytes(words, base, wordCount * 8);
+        for (KeyFilter p = this; p != null; p = p.next) {
+            out.writeByte(p.probes | (p.next != null ? MORE_PARTS : 0)).writeInt(p.added).writeInt(p.wordCount);
+            out.writeBytes(p.words, p.base, p.wordCount * 8);
+        }
     }
 
     /**
@@ -133,47 +194,94 @@ final class KeyFilter {
      * without release): for a filter that moves to another leaf than the one whose image it uses.
      */
     KeyFilter ownCopy() {
-        if (owned) {
-            return this;
+        KeyFilter copy = owned ? this : copyOf(this);
+        if (next != null) {
+            copy.next = next.ownCopy();
         }
-        ByteBuf own = memory.allocate(Math.max(1, wordCount * 8));
-        own.writeBytes(words, base, wordCount * 8);
-        return new KeyFilter(memory, own, 0, true, wordCount, probes, added);
+        return copy;
     }
 
-    /** Node memory this filter holds of its own: none when its words are in its leaf's image. */
+    private static KeyFilter copyOf(KeyFilter part) {
+        ByteBuf own = part.memory.allocate(Math.max(1, part.wordCount * 8));
+        own.writeBytes(part.words, part.base, part.wordCount * 8);
+        return new KeyFilter(part.memory, own, 0, true, part.wordCount, part.probes, part.added, part.capacity);
+    }
+
+    /** Node memory this filter holds of its own: none for parts whose words are in its leaf's image. */
     long memoryBytes() {
-        return owned ? words.capacity() : 0;
+        long bytes = 0;
+        for (KeyFilter p = this; p != null; p = p.next) {
+            bytes += p.owned ? p.words.capacity() : 0;
+        }
+        return bytes;
     }
 
     /** Returns the bits it owns to node memory; the filter is unusable afterwards. */
     void release() {
-        if (owned) {
-            memory.release(words);
+        for (KeyFilter p = this; p != null; p = p.next) {
+            if (p.owned) {
+                memory.release(p.words);
+            }
+            p.words = null;
         }
-        words = null;
     }
 
-    /** Keys added, including those whose rows are gone. */
+    /** Keys added to all its parts, including those whose rows are gone. */
     int added() {
-        return added;
+        int sum = 0;
+        for (KeyFilter p = this; p != null; p = p.next) {
+            sum += p.added;
+        }
+        return sum;
+    }
+
+    /** Parts: 1 until the filter first fills. */
+    int parts() {
+        int n = 0;
+        for (KeyFilter p = this; p != null; p = p.next) {
+            n++;
+        }
+        return n;
     }
 
     /**
-     * Adds a key by its {@link #hash}; false, adding nothing, when the filter is full and must be
-     * rebuilt from its basement instead.
+     * Adds a key by its {@link #hash}, growing a part when the last one is full; false, adding
+     * nothing, when the filter has all its parts full (or no words) and must be rebuilt from its
+     * basement instead.
      */
     boolean tryAdd(long hash) {
-        if (added >= capacity) {
+        if (wordCount == 0) {
             return false;
         }
-        set(hash);
-        added++;
+        KeyFilter last = this;
+        int parts = 1;
+        while (last.next != null) {
+            last = last.next;
+            parts++;
+        }
+        if (last.added >= last.capacity) {
+            if (parts >= MAX_PARTS) {
+                return false;
+            }
+            last.next = grownPart(memory, Math.max(MIN_KEYS, added() / GROWTH_DIVISOR));
+            last = last.next;
+        }
+        last.set(hash);
+        last.added++;
         return true;
     }
 
     /** False only if no key with this {@link #hash} was ever added. */
     boolean mayContain(long hash) {
+        for (KeyFilter p = this; p != null; p = p.next) {
+            if (p.partMayContain(hash)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean partMayContain(long hash) {
         if (wordCount == 0) {
             return true;
         }

@@ -121,14 +121,36 @@ class BlockFileCorruptionTest {
 
     @Test
     void anOlderFormatVersionIsRefusedByName() throws IOException {
-        BetreeException e = openWithHeaderVersion(1);
-        assertTrue(e.getMessage().contains("older version of betree (block file format 1; this version reads format "
-                + FileHeader.FORMAT_VERSION + " only"), e.getMessage());
+        int version = FileHeader.OLDEST_READABLE_VERSION - 1;
+        BetreeException e = openWithHeaderVersion(version);
+        assertTrue(e.getMessage().contains("older version of betree (block file format " + version
+                + "; this version reads formats " + FileHeader.OLDEST_READABLE_VERSION + " to "
+                + FileHeader.FORMAT_VERSION), e.getMessage());
         assertTrue(e.getMessage().contains(file().toString()), e.getMessage());
+    }
+
+    @Test
+    void theOldestReadableVersionOpensAndItsNextCheckpointWritesTheCurrentOne() throws IOException {
+        writeHeaderVersion(FileHeader.OLDEST_READABLE_VERSION);
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            f.checkpoint(null);
+            f.checkpoint(null); // both header slots
+        }
+        ByteBuffer slots = ByteBuffer.wrap(Files.readAllBytes(file())).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(FileHeader.FORMAT_VERSION, slots.getInt(8));
+        assertEquals(FileHeader.FORMAT_VERSION, slots.getInt(BlockFormat.HEADER_SLOT_SIZE + 8));
     }
 
     /** Opens a file whose intact header says {@code version}; returns the refusal, which is not corruption. */
     private BetreeException openWithHeaderVersion(int version) throws IOException {
+        writeHeaderVersion(version);
+        BetreeException e = assertThrows(BetreeException.class, () -> BlockFile.open(ENV, file()).close());
+        assertFalse(e instanceof CorruptionException);
+        return e;
+    }
+
+    /** Writes a file with one checkpoint and makes its current header's intact version {@code version}. */
+    private void writeHeaderVersion(int version) throws IOException {
         try (BlockFile f = BlockFile.open(ENV, file())) {
             f.checkpoint(null);
         }
@@ -139,9 +161,6 @@ class BlockFileCorruptionTest {
         byte[] bytes = new byte[FileHeader.SIZE];
         h.get(0, bytes);
         overwrite(file(), 0, bytes);
-        BetreeException e = assertThrows(BetreeException.class, () -> BlockFile.open(ENV, file()).close());
-        assertFalse(e instanceof CorruptionException);
-        return e;
     }
 
     @Test
