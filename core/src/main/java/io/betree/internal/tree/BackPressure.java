@@ -6,31 +6,34 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Holds writers back when the flushers fall behind, smoothly before it stops them: while a tree's
- * root holds more than {@link #SLOW_FROM} node sizes, each commit waits a delay of up to
- * {@link #MAX_DELAY_NANOS}, longer the fuller the root; past {@link #STOP_AT} node sizes a writer
- * waits until a flusher has brought the root back below. A writer that flushed by itself instead
- * would stall its own batch for a whole flush step (hundreds of milliseconds at the leaves), which
- * is the stall a write-optimized engine exists to avoid; a short delay on every batch spreads the
- * same slowdown evenly.
+ * Holds writers back when the flushers or the evictor fall behind, smoothly before it stops them.
+ * Each commit waits a delay of two parts: the tree's learned pace ({@link WritePace}) times the
+ * usual commit, which settles at what keeps the writers level with the flushers and evictor, the
+ * same for every batch; and a part in proportion to how far the root is past {@link #SLOW_FROM}
+ * node sizes, or the node cache past {@link #MEMORY_SLOW_FROM} of its headroom above the budget,
+ * up to {@link #MAX_ROOT_DELAY_NANOS}, for what the pace has not caught up with yet. Past
+ * {@link #STOP_AT} node sizes a writer waits until a flusher has brought the root back below, and
+ * past the cache's budget inside the tree until the evictor has made room
+ * ({@link NodeStore#awaitRoom}). A writer that flushed by itself instead would stall its own batch
+ * for a whole flush step (hundreds of milliseconds at the leaves), which is the stall a
+ * write-optimized engine exists to avoid.
  *
- * <p>The delay must be able to bring writers below what the flushers drain before the root reaches
- * the stop, or writers go from slowed to stopped for a whole step. With 8 ms at most, a lone
- * delete-FIFO writer still committed faster than the flushers drained and stopped for 200-300 ms
- * at a time; 40 ms leaves the balance inside the band for one writer and for 16. Each writer waits
- * its own delay. When a tree's writers queued for shared slots instead, 16 of them waited 16 slots
- * each as soon as the root passed the mark (p99 160 ms in a 16-writer time series against 98 ms),
- * and a slot's end stayed booked when its writer left early, so that a lone writer later waited
- * out about a hundred of them at once (455 ms for one slot of a few milliseconds). With many more
- * writers per tree than 16 (not measured), their own delays may no longer hold them below the
- * flushers; they then reach the stop, which still bounds memory.
+ * <p>Until 2026-11-27 the whole delay was in proportion to the root's fullness and the cache's
+ * headroom, up to 40 ms: both rise and fall in steps (a flush step takes a child's whole buffer out
+ * of the root, an eviction task frees megabytes at once), so the delays did too, and in a
+ * small-cache iiBench (64 MiB), where the cache's headroom, not the roots, held writers back, 7% of
+ * the batches waited 10-40 ms and the p99 batch took 34 ms. With the pace and the proportional part
+ * at 10 ms at most, 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
+ * 22.8 ms (docs/benchmarks.md). Without the proportional part for the cache, writers ran into its
+ * budget and waited there (p99 40.5 ms).
  *
- * <p>Two refinements. A commit that took longer than usual ({@link UsualCommitTime}) is delayed by
- * that much less: its writer was already kept from writing. And a node cache that has gone a
- * quarter of the way into its headroom above the budget slows writers too, up to the same longest
- * delay at the hard limit, past which they stop inside the tree until the evictor has made room
- * ({@link NodeStore#awaitRoom}); writers used to run at full speed into that stop (waits of 10 ms
- * at a time, 100-200 ms in all for a batch, while a checkpoint's writes slowed the evictors).
+ * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
+ * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
+ * series against 98 ms), and a slot's end stayed booked when its writer left early, so that a lone
+ * writer later waited out about a hundred of them at once (455 ms for one slot of a few
+ * milliseconds). A commit that took longer than usual ({@link UsualCommitTime}) is delayed by that
+ * much less: its writer was already kept from writing. A delay ends early once the root is within
+ * its size and the cache below the part of its headroom that slows writers.
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
@@ -43,12 +46,18 @@ final class BackPressure {
     static final double STOP_AT = 4.0;
     /**
      * Share of the node cache's headroom above its budget ({@link BeTree#cacheHeadroomUsed}) from
-     * which writers are slowed, up to {@link #MAX_DELAY_NANOS} at the hard limit, where they stop
-     * until the evictor has made room.
+     * which writers are slowed, by up to {@link #MAX_ROOT_DELAY_NANOS} at the hard limit (beside the
+     * pace), where they stop until the evictor has made room.
      */
     static final double MEMORY_SLOW_FROM = 0.25;
-    /** The longest delay of a writer whose roots are just below {@link #STOP_AT}. */
+    /** The longest delay of a writer, short of a stop. */
     static final long MAX_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(40);
+    /**
+     * The part of the delay in proportion to the root's fullness past {@link #SLOW_FROM} (or the
+     * cache's headroom past {@link #MEMORY_SLOW_FROM}), at most this just below {@link #STOP_AT}
+     * (at the hard limit); the rest is the tree's learned pace ({@link WritePace}).
+     */
+    static final long MAX_ROOT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** How often a stopped writer looks again, in case a shrink came before it waited. */
     private static final long STOPPED_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
@@ -71,24 +80,31 @@ final class BackPressure {
         if (tree == null) {
             return 0;
         }
-        long overrun = commitNanos > 0 ? tree.usualCommitTime.overrun(commitNanos) : 0;
-        double fullest = tree.rootFullness();
+        long start = System.nanoTime();
         double memory = tree.cacheHeadroomUsed();
-        if (fullest <= SLOW_FROM && memory <= MEMORY_SLOW_FROM) {
+        double pace = 0;
+        for (BeTree t : trees) {
+            double behind = Math.max(bandPosition(t.rootFullness(), SLOW_FROM, STOP_AT),
+                    bandPosition(memory, MEMORY_SLOW_FROM, 1));
+            pace = Math.max(pace, t.writePace.update(behind, start));
+        }
+        long overrun = commitNanos > 0 ? tree.usualCommitTime.overrun(commitNanos) : 0;
+        long paced = (long) (pace * tree.usualCommitTime.usualNanos());
+        double fullest = tree.rootFullness();
+        if (fullest <= SLOW_FROM && memory <= MEMORY_SLOW_FROM && paced == 0) {
             return 0;
         }
-        long start = System.nanoTime();
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            long delay = Math.max(rootDelay(fullest), memoryDelay(memory)) - overrun;
+            long delay = Math.min(MAX_DELAY_NANOS, Math.max(rootDelay(fullest), memoryDelay(memory)) + paced) - overrun;
             if (delay <= 0) {
                 return 0;
             }
             long end = start + delay;
-            // The delay ends early if the root shrinks back below the slow-down mark meanwhile
-            // (and the cache is back out of the part of its headroom that slows writers).
+            // The delay ends early if the flushers empty the root meanwhile (and the cache is back
+            // out of the part of its headroom that slows writers).
             for (long left = end - System.nanoTime(); left > 0
-                    && (tree.rootFullness() > SLOW_FROM || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM);
+                    && (tree.rootFullness() > 1 || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM);
                     left = end - System.nanoTime()) {
                 awaitShrink(left);
             }
@@ -104,13 +120,19 @@ final class BackPressure {
 
     /** The delay a root of {@code fullness} node sizes asks for, below the stop. */
     private static long rootDelay(double fullness) {
-        return fullness <= SLOW_FROM ? 0 : (long) (MAX_DELAY_NANOS * (fullness - SLOW_FROM) / (STOP_AT - SLOW_FROM));
+        return fullness <= SLOW_FROM ? 0
+                : (long) (MAX_ROOT_DELAY_NANOS * (fullness - SLOW_FROM) / (STOP_AT - SLOW_FROM));
     }
 
     /** The delay a cache that has used {@code headroomUsed} of its headroom asks for. */
     private static long memoryDelay(double headroomUsed) {
         return headroomUsed <= MEMORY_SLOW_FROM ? 0
-                : (long) (MAX_DELAY_NANOS * Math.min(1, (headroomUsed - MEMORY_SLOW_FROM) / (1 - MEMORY_SLOW_FROM)));
+                : (long) (MAX_ROOT_DELAY_NANOS * Math.min(1, (headroomUsed - MEMORY_SLOW_FROM) / (1 - MEMORY_SLOW_FROM)));
+    }
+
+    /** Where {@code value} stands in the band from {@code from} (0) to {@code to} (1); below 0 under it. */
+    private static double bandPosition(double value, double from, double to) {
+        return (value - from) / (to - from);
     }
 
     /** Wakes writers held back: a flusher has made a root smaller. */

@@ -77,6 +77,8 @@ public final class BeTree {
     private volatile long rootBytes;
     /** How long commits to this tree usually take, for back-pressure. */
     final UsualCommitTime usualCommitTime = new UsualCommitTime();
+    /** How much this tree's writers are slowed to match its flushers, for back-pressure. */
+    final WritePace writePace = new WritePace();
     /** Guarded by {@code writers}. */
     private byte[] maxKey;
     private boolean maxKeyKnown;

@@ -21,6 +21,11 @@ final class UsualCommitTime {
     /** The moving average in nanoseconds; 0 until the first commit. */
     private volatile long usualNanos;
 
+    /** The usual commit's duration in nanoseconds, 0 before the first commit. */
+    long usualNanos() {
+        return usualNanos;
+    }
+
     /**
      * Records a commit that took {@code nanos} and returns how much longer than usual it took (0
      * if not longer), measured against the average before it.

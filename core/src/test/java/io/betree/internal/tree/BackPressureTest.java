@@ -29,8 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
  * that its root grows as far as the test wants: writes go on appending to the root meanwhile; a
  * writer is not held back while the root is small, is delayed briefly while it is between twice and
  * four times its size, and past that waits until flushing resumes and brings the root back, never
- * flushing on its own thread. A commit that already took longer than usual is delayed that much
- * less, and a cache that has gone into its headroom above the budget slows writers too.
+ * flushing on its own thread. A root that stays past its set point makes the tree's pace grow, and
+ * its delays with it, until the root is back below. A commit that already took longer than usual is
+ * delayed that much less, and a cache that has gone into its headroom above the budget slows
+ * writers too.
  */
 class BackPressureTest {
     @TempDir
@@ -131,7 +133,7 @@ class BackPressureTest {
                 held.add(memory.allocate(256 << 10));
             }
             long waited = BeTree.holdWritersBack(List.of(tree), 0);
-            assertTrue(waited >= BackPressure.MAX_DELAY_NANOS / 2,
+            assertTrue(waited >= BackPressure.MAX_ROOT_DELAY_NANOS / 2,
                     "a cache 80% into its headroom delays the writer: waited " + waited + " ns");
             assertTrue(waited < TimeUnit.SECONDS.toNanos(5), "a delay, not a stop: waited " + waited + " ns");
         } finally {
@@ -143,6 +145,40 @@ class BackPressureTest {
             Thread.onSpinWait(); // the footprint is re-measured within a millisecond
         }
         assertEquals(0, BeTree.holdWritersBack(List.of(tree), 0));
+    }
+
+    @Test
+    void aRootKeptPastItsSetPointMakesThePaceGrowAndARootBackBelowMakesItFade() {
+        long usual = TimeUnit.MILLISECONDS.toNanos(5);
+        long[] first = new long[1];
+        long[] last = new long[1];
+        BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(3.5); // three quarters into the band, half a band past the set point
+            first[0] = BeTree.holdWritersBack(List.of(tree), usual);
+            // Half a band past the set point for about a second takes the pace to its most.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (tree.writePace.pace() < WritePace.MAX_PACE) {
+                assertTrue(System.nanoTime() < until, "the pace stayed at " + tree.writePace.pace());
+                last[0] = BeTree.holdWritersBack(List.of(tree), usual);
+            }
+            last[0] = BeTree.holdWritersBack(List.of(tree), usual);
+            return null;
+        });
+        // The root's part of the delay stays the same (same fullness); the pace's part grew.
+        assertTrue(last[0] >= first[0] + 2 * usual, "delay first " + first[0] / 1_000 + " us, after a second "
+                + last[0] / 1_000 + " us");
+        assertTrue(last[0] < BackPressure.MAX_DELAY_NANOS + TimeUnit.MILLISECONDS.toNanos(200),
+                "the pace slows, never stops: waited " + last[0] / 1_000 + " us");
+        while (tree.flushStep()) {
+            // the flushers catch up
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (BeTree.holdWritersBack(List.of(tree), usual) > 0) {
+            assertTrue(System.nanoTime() < deadline, "the pace did not fade with the root below its set point: "
+                    + tree.writePace.pace());
+            Thread.onSpinWait();
+        }
+        assertEquals(0, tree.writePace.pace(), 1e-9);
     }
 
     @Test
