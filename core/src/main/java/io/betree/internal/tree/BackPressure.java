@@ -101,12 +101,15 @@ final class BackPressure {
                 return 0;
             }
             long end = start + delay;
-            // The delay ends early if the flushers empty the root meanwhile (and the cache is back
-            // out of the part of its headroom that slows writers).
-            for (long left = end - System.nanoTime(); left > 0
-                    && (tree.rootFullness() > 1 || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM);
-                    left = end - System.nanoTime()) {
-                awaitShrink(left);
+            long pacedEnd = start + Math.min(delay, paced);
+            // Past the pace, the delay ends early if the flushers empty the root meanwhile (and
+            // the cache is back out of the part of its headroom that slows writers). The pace is
+            // always waited: ended early whenever the cache dipped below, delays went back to
+            // coming in lumps (in a delete-FIFO load the median batch waited nothing, others
+            // tens of milliseconds).
+            for (long now = System.nanoTime(); now < end && (now < pacedEnd || tree.rootFullness() > 1
+                    || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM); now = System.nanoTime()) {
+                awaitShrink(now < pacedEnd ? pacedEnd - now : end - now);
             }
         } else {
             while (fullest >= STOP_AT) {
