@@ -24,16 +24,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * small-cache iiBench (64 MiB), where the cache's headroom, not the roots, held writers back, 7% of
  * the batches waited 10-40 ms and the p99 batch took 34 ms. With the pace and the proportional part
  * at 10 ms at most, 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
- * 22.8 ms (docs/benchmarks.md). Without the proportional part for the cache, writers ran into its
- * budget and waited there (p99 40.5 ms).
+ * 20.5-23 ms in three runs (docs/benchmarks.md). Without the proportional part for the cache,
+ * writers ran into its budget and waited there (p99 40.5 ms).
  *
  * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
  * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
  * series against 98 ms), and a slot's end stayed booked when its writer left early, so that a lone
  * writer later waited out about a hundred of them at once (455 ms for one slot of a few
  * milliseconds). A commit that took longer than usual ({@link UsualCommitTime}) is delayed by that
- * much less: its writer was already kept from writing. A delay ends early once the root is within
- * its size and the cache below the part of its headroom that slows writers.
+ * much less: its writer was already kept from writing. The part of a delay past the pace ends early
+ * once the root is within its size and the cache below the part of its headroom that slows writers.
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
