@@ -78,7 +78,7 @@ final class BlockFileLoader {
             if (p.status() == FileHeader.Status.OLDER_VERSION) {
                 throw new BetreeException(path + " was written by an older version of betree (block file format "
                         + p.version() + "; this version reads formats " + FileHeader.OLDEST_READABLE_VERSION
-                        + " to " + FileHeader.FORMAT_VERSION + ", which store internal nodes differently); open it"
+                        + " to " + FileHeader.FORMAT_VERSION + "; older formats store nodes differently); open it"
                         + " with the betree release that wrote it and copy its data out");
             }
         }

@@ -24,7 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * small-cache iiBench (64 MiB), where the cache's headroom, not the roots, held writers back, 7% of
  * the batches waited 10-40 ms and the p99 batch took 34 ms. With the pace and the proportional part
  * at 10 ms at most, 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
- * 20.5-23 ms in three runs (docs/benchmarks.md). Without the proportional part for the cache,
+ * 20.5-24.8 ms in four runs (docs/benchmarks.md). Without the proportional part for the cache,
  * writers ran into its budget and waited there (p99 40.5 ms).
  *
  * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
@@ -82,13 +82,18 @@ final class BackPressure {
         }
         long start = System.nanoTime();
         double memory = tree.cacheHeadroomUsed();
-        double pace = 0;
-        for (BeTree t : trees) {
-            double behind = Math.max(bandPosition(t.rootFullness(), SLOW_FROM, STOP_AT),
-                    bandPosition(memory, MEMORY_SLOW_FROM, 1));
-            pace = Math.max(pace, t.writePace.update(behind, start));
-        }
         long overrun = commitNanos > 0 ? tree.usualCommitTime.overrun(commitNanos) : 0;
+        double pace = 0;
+        // A pace counts only in multiples of a usual commit: with none known (commits whose
+        // duration nobody measured, such as a large commit's batches) it is not learned either,
+        // which would only slow the first measured commits afterwards.
+        if (tree.usualCommitTime.usualNanos() > 0) {
+            for (BeTree t : trees) {
+                double behind = Math.max(bandPosition(t.rootFullness(), SLOW_FROM, STOP_AT),
+                        bandPosition(memory, MEMORY_SLOW_FROM, 1));
+                pace = Math.max(pace, t.writePace.update(Math.min(1, behind), start));
+            }
+        }
         long paced = (long) (pace * tree.usualCommitTime.usualNanos());
         double fullest = tree.rootFullness();
         if (fullest <= SLOW_FROM && memory <= MEMORY_SLOW_FROM && paced == 0) {
@@ -102,8 +107,8 @@ final class BackPressure {
             }
             long end = start + delay;
             long pacedEnd = start + Math.min(delay, paced);
-            // Past the pace, the delay ends early if the flushers empty the root meanwhile (and
-            // the cache is back out of the part of its headroom that slows writers). The pace is
+            // Past the pace, the delay ends early if the flushers bring the root within its size
+            // meanwhile (and the cache is back out of the part of its headroom that slows writers). The pace is
             // always waited: ended early whenever the cache dipped below, delays went back to
             // coming in lumps (in a delete-FIFO load the median batch waited nothing, others
             // tens of milliseconds).

@@ -391,9 +391,10 @@ public final class BeTree {
     }
 
     /**
-     * Back-pressure: when the flushers have fallen behind on any of {@code trees} (a root past
-     * twice its size), delays the calling writer, longer the fuller the roots, and past four times
-     * their size until the flushers have caught up (see {@link BackPressure}). Writers call it after
+     * Back-pressure: delays the calling writer by the pace its trees have learned and, when the
+     * flushers or the evictor have fallen behind (a root past twice its size, a cache into its
+     * headroom), by more the further behind, and past four times a root's size until the flushers
+     * have caught up (see {@link BackPressure}). Writers call it after
      * their commit is visible, holding no lock, so that nobody waits for them meanwhile; it never
      * flushes on the caller's thread. A commit that took longer than usual, {@code commitNanos}
      * from its transaction's start until visible (0: not known), is delayed that much less.

@@ -48,7 +48,7 @@ final class KeyFilter {
     static final int MAX_PARTS = 4;
     /**
      * Bits per key of the parts a filter grows: a key absent from the basement passes a filter if
-     * it passes any part, so the grown parts are kept sparser (about 0.14% each when full) to add
+     * it passes any part, so the grown parts are kept sparser (about 0.18% each when full) to add
      * little to the first part's 0.8%.
      */
     static final int GROWN_BITS_PER_KEY = 14;

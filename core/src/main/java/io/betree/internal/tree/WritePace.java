@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 final class WritePace {
     /**
      * Where in the band between slowing and stopping writers the pace steers the tree to, as a
-     * share of the band: a root of 2.5 node sizes (the band being 2 to 4), or a node cache a third
-     * of the way into its headroom (the band being a quarter of the way to all of it).
+     * share of the band: a root of 2.5 node sizes (the band being 2 to 4), or a node cache 44% of
+     * the way into its headroom (the band being from a quarter of the way to all of it).
      */
     static final double SET_POINT = 0.25;
     /** How fast the pace moves: per second, per band above or below the set point. */
@@ -40,12 +40,13 @@ final class WritePace {
     /**
      * The pace after accounting for the time since the last update, with the tree standing at
      * {@code behind} in the band between slowing and stopping its writers (0 where slowing starts,
-     * 1 at the stop, below 0 under the band): the larger of where its root and where its node
-     * cache stand.
+     * 1 at the stop or past it, below 0 under the band): the larger of where its root and where
+     * its node cache stand.
      */
     synchronized double update(double behind, long nowNanos) {
+        // Writers read the clock before they get here, so a later reading may arrive first.
         long elapsed = Math.max(0, nowNanos - updatedAt);
-        updatedAt = nowNanos;
+        updatedAt = Math.max(updatedAt, nowNanos);
         double error = behind - SET_POINT;
         if (error > 0) {
             elapsed = Math.min(elapsed, MAX_GROWTH_NANOS);

@@ -149,18 +149,22 @@ class BlockFileCorruptionTest {
         return e;
     }
 
-    /** Writes a file with one checkpoint and makes its current header's intact version {@code version}. */
+    /** Writes a file with one checkpoint and makes the intact version of both its header slots {@code version}. */
     private void writeHeaderVersion(int version) throws IOException {
         try (BlockFile f = BlockFile.open(ENV, file())) {
             f.checkpoint(null);
         }
-        ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(file()), 0, FileHeader.SIZE).slice()
-                .order(ByteOrder.LITTLE_ENDIAN);
-        h.putInt(8, version);
-        h.putInt(FileHeader.SIZE - 4, BlockFormat.crc32c(h, 0, FileHeader.SIZE - 4));
-        byte[] bytes = new byte[FileHeader.SIZE];
-        h.get(0, bytes);
-        overwrite(file(), 0, bytes);
+        byte[] file = Files.readAllBytes(file());
+        for (int slot = 0; slot < 2; slot++) {
+            int at = slot * BlockFormat.HEADER_SLOT_SIZE;
+            ByteBuffer h = ByteBuffer.wrap(file, at, FileHeader.SIZE).slice().order(ByteOrder.LITTLE_ENDIAN);
+            assertEquals(FileHeader.FORMAT_VERSION, h.getInt(8), "slot " + slot + " holds no header");
+            h.putInt(8, version);
+            h.putInt(FileHeader.SIZE - 4, BlockFormat.crc32c(h, 0, FileHeader.SIZE - 4));
+            byte[] bytes = new byte[FileHeader.SIZE];
+            h.get(0, bytes);
+            overwrite(file(), at, bytes);
+        }
     }
 
     @Test

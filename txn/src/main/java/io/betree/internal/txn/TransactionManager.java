@@ -522,6 +522,7 @@ public final class TransactionManager implements MvccHorizon {
     /** Applies a commit found in the log during recovery (no logging, no conflict checks). */
     public void recover(long ts, List<WriteOp> ops) {
         List<List<WriteOp>> byTree = groupByTree(ops);
+        long started = System.nanoTime();
         commitGate.lock();
         try {
             for (List<WriteOp> group : byTree) {
@@ -532,7 +533,8 @@ public final class TransactionManager implements MvccHorizon {
         } finally {
             commitGate.unlock();
         }
-        holdBack(treesOf(byTree), 0);
+        // Timed as a commit is, so that replay learns a usual commit and is paced as writers are.
+        holdBack(treesOf(byTree), System.nanoTime() - started);
     }
 
     private void checkUsable() {
