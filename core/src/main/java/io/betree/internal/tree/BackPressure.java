@@ -89,8 +89,7 @@ final class BackPressure {
         // which would only slow the first measured commits afterwards.
         if (tree.usualCommitTime.usualNanos() > 0) {
             for (BeTree t : trees) {
-                double behind = Math.max(bandPosition(t.rootFullness(), SLOW_FROM, STOP_AT),
-                        bandPosition(memory, MEMORY_SLOW_FROM, 1));
+                double behind = Math.max(rootPosition(t.rootFullness()), memoryPosition(memory));
                 pace = Math.max(pace, t.writePace.update(Math.min(1, behind), start));
             }
         }
@@ -101,17 +100,18 @@ final class BackPressure {
         }
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            long delay = Math.min(MAX_DELAY_NANOS, Math.max(rootDelay(fullest), memoryDelay(memory)) + paced) - overrun;
+            long proportional = proportionalDelay(Math.max(rootPosition(fullest), memoryPosition(memory)));
+            long delay = Math.min(MAX_DELAY_NANOS, proportional + paced) - overrun;
             if (delay <= 0) {
                 return 0;
             }
             long end = start + delay;
             long pacedEnd = start + Math.min(delay, paced);
             // Past the pace, the delay ends early if the flushers bring the root within its size
-            // meanwhile (and the cache is back out of the part of its headroom that slows writers). The pace is
-            // always waited: ended early whenever the cache dipped below, delays went back to
-            // coming in lumps (in a delete-FIFO load the median batch waited nothing, others
-            // tens of milliseconds).
+            // meanwhile (and the cache is back out of the part of its headroom that slows
+            // writers). The pace is always waited: ended early whenever the cache dipped below,
+            // delays went back to coming in lumps (in a delete-FIFO load the median batch waited
+            // nothing, others tens of milliseconds).
             for (long now = System.nanoTime(); now < end && (now < pacedEnd || tree.rootFullness() > 1
                     || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM); now = System.nanoTime()) {
                 awaitShrink(now < pacedEnd ? pacedEnd - now : end - now);
@@ -126,21 +126,19 @@ final class BackPressure {
         return System.nanoTime() - start;
     }
 
-    /** The delay a root of {@code fullness} node sizes asks for, below the stop. */
-    private static long rootDelay(double fullness) {
-        return fullness <= SLOW_FROM ? 0
-                : (long) (MAX_ROOT_DELAY_NANOS * (fullness - SLOW_FROM) / (STOP_AT - SLOW_FROM));
+    /** Where a root of {@code fullness} node sizes stands in the band from slowing to stopping writers. */
+    private static double rootPosition(double fullness) {
+        return (fullness - SLOW_FROM) / (STOP_AT - SLOW_FROM);
     }
 
-    /** The delay a cache that has used {@code headroomUsed} of its headroom asks for. */
-    private static long memoryDelay(double headroomUsed) {
-        return headroomUsed <= MEMORY_SLOW_FROM ? 0
-                : (long) (MAX_ROOT_DELAY_NANOS * Math.min(1, (headroomUsed - MEMORY_SLOW_FROM) / (1 - MEMORY_SLOW_FROM)));
+    /** Where a cache that has used {@code headroomUsed} of its headroom stands in its band. */
+    private static double memoryPosition(double headroomUsed) {
+        return (headroomUsed - MEMORY_SLOW_FROM) / (1 - MEMORY_SLOW_FROM);
     }
 
-    /** Where {@code value} stands in the band from {@code from} (0) to {@code to} (1); below 0 under it. */
-    private static double bandPosition(double value, double from, double to) {
-        return (value - from) / (to - from);
+    /** The delay in proportion to a band position: none below the band, at most {@link #MAX_ROOT_DELAY_NANOS}. */
+    private static long proportionalDelay(double position) {
+        return position <= 0 ? 0 : (long) (MAX_ROOT_DELAY_NANOS * Math.min(1, position));
     }
 
     /** Wakes writers held back: a flusher has made a root smaller. */
