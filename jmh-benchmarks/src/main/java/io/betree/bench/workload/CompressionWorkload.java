@@ -25,7 +25,7 @@ public final class CompressionWorkload {
         try {
             Table log = e.table("log");
             LogRows rows = new LogRows(42);
-            Latencies latencies = new Latencies();
+            Latencies latencies = new Latencies("log-rows batch");
             long capNanos = sc.compressMaxSeconds() * 1_000_000_000L;
             long logical = 0;
             long count = 0;

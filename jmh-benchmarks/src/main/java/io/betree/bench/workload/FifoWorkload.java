@@ -42,8 +42,8 @@ public final class FifoWorkload {
             int headEvery = (int) Math.max(1, batches / Math.max(1, sc.fifoHeadReads()));
             long capNanos = sc.fifoMaxSeconds() * 1_000_000_000L;
             long[] batchEnd = new long[batches];
-            Latencies latencies = new Latencies();
-            Latencies headLatencies = new Latencies();
+            Latencies latencies = new Latencies("fifo batch");
+            Latencies headLatencies = new Latencies("fifo head read");
             long headNanos = 0;
             double firstHead = Double.NaN;
             double lastHead = Double.NaN;

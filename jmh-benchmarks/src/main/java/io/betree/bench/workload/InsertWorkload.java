@@ -70,7 +70,7 @@ public final class InsertWorkload {
         int batches = (int) ((target + IiBench.BATCH_ROWS - 1) / IiBench.BATCH_ROWS);
         long capNanos = sc.insertMaxSeconds() * 1_000_000_000L;
         long[] batchEnd = new long[batches];
-        Latencies latencies = new Latencies();
+        Latencies latencies = new Latencies("insert batch");
         EngineAdapter e = ctx.adapter();
         e.open(dir, ctx.settings());
         PhaseResult r;

@@ -8,10 +8,17 @@ import org.HdrHistogram.Histogram;
  */
 public final class Latencies {
     private final Histogram histogram = new Histogram(3);
+    private final String kind;
 
-    /** Records one request that took {@code nanos}. */
+    /** Latencies of requests of {@code kind} (named in the {@link SlowRequest} events of slow ones). */
+    public Latencies(String kind) {
+        this.kind = kind;
+    }
+
+    /** Records one request that took {@code nanos}; a slow one also as a JFR event ({@link SlowRequest}). */
     public void record(long nanos) {
         histogram.recordValue(Math.max(1, nanos));
+        SlowRequest.ifSlow(kind, nanos);
     }
 
     /** Adds every request recorded in {@code other}. */

@@ -102,7 +102,7 @@ public final class TimeSeriesWorkload {
             long disk = e.diskBytes();
             int batches = progress.done.get();
             long rows = (long) batches * SENSORS;
-            Latencies latencies = new Latencies();
+            Latencies latencies = new Latencies("time-series total");
             long logical = 0;
             for (Writer w : writers) {
                 latencies.add(w.latencies);
@@ -196,7 +196,7 @@ public final class TimeSeriesWorkload {
         private final Table table;
         private final Progress progress;
         private final Probe probe;
-        private final Latencies latencies = new Latencies();
+        private final Latencies latencies = new Latencies("time-series batch");
         private long logicalBytes;
 
         Writer(EngineAdapter engine, Table table, Progress progress, Probe probe) {
