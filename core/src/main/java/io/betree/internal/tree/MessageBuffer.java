@@ -588,61 +588,88 @@ public final class MessageBuffer {
 
     /**
      * Offsets of the messages with keys in {@code [from, upper)} (null: no bound) in (key, msn)
-     * order: each run's slice and the sorted tail, merged. Changes nothing.
+     * order: the sorted tail and each run's slice, merged by their index entries, so that keys
+     * are read from {@code data} only where two prefixes tie. Merging offsets by the keys in
+     * {@code data} was a third of the evictor's time in a small-cache delete-FIFO load (it
+     * serializes unconsolidated buffers through here). Changes nothing.
      */
     private int[] inRange(byte[] from, byte[] upper) {
-        int[] merged = tailInRange(from, upper);
+        Entries merged = tailInRange(from, upper);
         for (int r = runs - 1; r >= 0; r--) {
             int start = runStart(r);
             int end = runEnds[r];
             int lo = from == null ? start : lowerBound(from, false, start, end);
             int hi = upper == null ? end : lowerBound(upper, false, lo, end);
-            if (lo == hi) {
-                continue;
+            if (lo < hi) {
+                merged = mergeRun(lo, hi, merged);
             }
-            int[] slice = new int[hi - lo];
-            for (int k = lo; k < hi; k++) {
-                slice[k - lo] = offsetAt(k);
-            }
-            merged = merged.length == 0 ? slice : mergeOffsets(slice, merged);
         }
-        return merged;
+        return merged.n == merged.offsets.length ? merged.offsets : Arrays.copyOf(merged.offsets, merged.n);
     }
 
-    /** Two arrays of offsets in (key, msn) order merged into one. */
-    private int[] mergeOffsets(int[] a, int[] b) {
-        int[] out = new int[a.length + b.length];
-        int i = 0;
+    /** Index entries gathered off the buffer: offsets and key prefixes, the first {@code n} in use. */
+    private static final class Entries {
+        final int[] offsets;
+        final long[] prefixes;
+        final long[] prefixes2;
+        int n;
+
+        Entries(int capacity) {
+            offsets = new int[capacity];
+            prefixes = new long[capacity];
+            prefixes2 = new long[capacity];
+        }
+    }
+
+    /** The sorted index positions {@code [lo, hi)} of a run merged with {@code b} into new entries. */
+    private Entries mergeRun(int lo, int hi, Entries b) {
+        Entries out = new Entries(hi - lo + b.n);
+        int i = lo;
         int j = 0;
         int n = 0;
-        while (i < a.length && j < b.length) {
-            out[n++] = compareMessages(a[i], b[j]) < 0 ? a[i++] : b[j++];
+        while (i < hi && j < b.n) {
+            long p = prefixAt(i);
+            long p2 = prefix2At(i);
+            int off = offsetAt(i);
+            if (compareEntries(p, p2, off, b.prefixes[j], b.prefixes2[j], b.offsets[j]) < 0) {
+                out.offsets[n] = off;
+                out.prefixes[n] = p;
+                out.prefixes2[n++] = p2;
+                i++;
+            } else {
+                out.offsets[n] = b.offsets[j];
+                out.prefixes[n] = b.prefixes[j];
+                out.prefixes2[n++] = b.prefixes2[j++];
+            }
         }
-        while (i < a.length) {
-            out[n++] = a[i++];
+        for (; i < hi; i++) {
+            out.offsets[n] = offsetAt(i);
+            out.prefixes[n] = prefixAt(i);
+            out.prefixes2[n++] = prefix2At(i);
         }
-        while (j < b.length) {
-            out[n++] = b[j++];
-        }
+        int rest = b.n - j;
+        System.arraycopy(b.offsets, j, out.offsets, n, rest);
+        System.arraycopy(b.prefixes, j, out.prefixes, n, rest);
+        System.arraycopy(b.prefixes2, j, out.prefixes2, n, rest);
+        out.n = n + rest;
         return out;
     }
 
-    /** Offsets of the tail's messages with keys in {@code [from, upper)} (null: no bound), sorted by (key, msn). */
-    private int[] tailInRange(byte[] from, byte[] upper) {
-        int[] offsets = new int[count - sorted];
-        long[] prefixes = new long[count - sorted];
-        long[] prefixes2 = new long[count - sorted];
+    /** The tail's messages with keys in {@code [from, upper)} (null: no bound), sorted by (key, msn). */
+    private Entries tailInRange(byte[] from, byte[] upper) {
+        Entries e = new Entries(count - sorted);
         int n = 0;
         for (int k = sorted; k < count; k++) {
             int off = offsetAt(k);
             if ((from == null || compareKey(off, from) >= 0) && (upper == null || compareKey(off, upper) < 0)) {
-                offsets[n] = off;
-                prefixes[n] = prefixAt(k);
-                prefixes2[n++] = prefix2At(k);
+                e.offsets[n] = off;
+                e.prefixes[n] = prefixAt(k);
+                e.prefixes2[n++] = prefix2At(k);
             }
         }
-        TailSort.sort(this, offsets, prefixes, prefixes2, n);
-        return n == offsets.length ? offsets : Arrays.copyOf(offsets, n);
+        TailSort.sort(this, e.offsets, e.prefixes, e.prefixes2, n);
+        e.n = n;
+        return e;
     }
 
     /** The largest key of any message, or {@code null} when empty. */
