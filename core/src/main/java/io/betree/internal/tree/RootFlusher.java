@@ -227,16 +227,18 @@ final class RootFlusher {
         } finally {
             tree.rootLatch.writeLock().unlock();
         }
-        CacheEntry child = null;
+        CacheEntry child;
         try {
             child = store.pinNode(childBlock, childHeight);
-            reshaper.pushInto(child, batch, toward);
+        } catch (RuntimeException | Error e) {
+            batch.release();
+            throw e;
+        }
+        try {
+            reshaper.pushInto(child, batch, toward); // releases the batch
             return reshaper.needsFix(child, siblings);
         } finally {
-            batch.release();
-            if (child != null) {
-                store.unpin(child, true);
-            }
+            store.unpin(child, true);
         }
     }
 
