@@ -57,6 +57,14 @@ final class HugeBuffers {
         return buf.clear();
     }
 
+    /** Takes every kept buffer out, for the caller to release; the bytes they hold are returned with them. */
+    synchronized List<ByteBuf> takeAll() {
+        List<ByteBuf> all = new ArrayList<>(kept);
+        kept.clear();
+        keptBytes = 0;
+        return all;
+    }
+
     /**
      * Keeps {@code buf} for reuse if there is room, with {@code inUse} bytes of node memory held in
      * the process; returns false if the caller must release it.

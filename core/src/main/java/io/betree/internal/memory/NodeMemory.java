@@ -126,6 +126,11 @@ public final class NodeMemory {
         return used.get() + overheadShare;
     }
 
+    /** Has the next {@link #footprint} measure again: the pool has just given memory back. */
+    public void remeasureFootprint() {
+        footprintMeasuredAt = System.nanoTime() - FOOTPRINT_REFRESH_NANOS;
+    }
+
     /** Bytes held by the buffers of every instance in the process. */
     static long allUsed() {
         return ALL_USED.get();
@@ -209,6 +214,21 @@ public final class NodeMemory {
                 buf.release();
             }
         }
+    }
+
+    /**
+     * Gives back to the C allocator every freed buffer larger than a chunk kept for reuse
+     * ({@link HugeBuffers}); returns the bytes given back. For a cache at its hard limit: kept
+     * buffers count against every budget, and freeing them makes room at once, where evicting
+     * means compressing and writing nodes. Thread-safe.
+     */
+    public static long releaseKeptBuffers() {
+        long bytes = 0;
+        for (ByteBuf buf : HUGE.takeAll()) {
+            bytes += buf.capacity();
+            buf.release();
+        }
+        return bytes;
     }
 
     /**

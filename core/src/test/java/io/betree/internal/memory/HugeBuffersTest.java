@@ -60,6 +60,32 @@ class HugeBuffersTest {
         }
     }
 
+    /** A cache at its hard limit frees the kept buffers at once: the pool's held bytes drop by theirs. */
+    @Test
+    void keptBuffersAreGivenBackOnRequestAndNoneIsKeptAfterwards() {
+        NodeMemory memory = new NodeMemory();
+        NodeMemory.releaseKeptBuffers(); // what other tests left kept
+        ByteBuf buf = memory.allocate(3 << 20);
+        int capacity = buf.capacity();
+        // Some node memory in use, so that the kept share (an eighth of it) has room for this one.
+        List<ByteBuf> inUse = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            inUse.add(memory.allocate(3 << 20));
+        }
+        try {
+            memory.release(buf);
+            long held = NodeMemory.poolBytes();
+            long given = NodeMemory.releaseKeptBuffers();
+            assertEquals(capacity, given, "the one buffer kept");
+            assertEquals(held - capacity, NodeMemory.poolBytes());
+            assertEquals(0, NodeMemory.releaseKeptBuffers(), "nothing kept any more");
+        } finally {
+            inUse.forEach(memory::release);
+            NodeMemory.releaseKeptBuffers();
+        }
+        assertEquals(0, memory.used());
+    }
+
     @Test
     void fewBuffersAreKept() {
         HugeBuffers huge = new HugeBuffers();
