@@ -17,7 +17,8 @@ import java.util.List;
  * <p>At most {@link #MAX_KEPT} buffers and {@link #MAX_KEPT_BYTES} bytes are kept, process-wide,
  * and no more than an eighth of the node memory in use: kept buffers count against the budgets,
  * and with 12 MiB kept two environments sharing a 24 MiB budget held 3 MiB of nodes between
- * them. Thread-safe.
+ * them. A cache at its hard limit has them all freed before it waits for its evictor
+ * ({@link NodeMemory#releaseKeptBuffers}). Thread-safe.
  */
 final class HugeBuffers {
     /** Huge sizes are rounded up to this, so that buffers of one node size serve each other. */
@@ -57,7 +58,7 @@ final class HugeBuffers {
         return buf.clear();
     }
 
-    /** Takes every kept buffer out, for the caller to release; the bytes they hold are returned with them. */
+    /** Takes every kept buffer out for the caller to release; none is counted as kept afterwards. */
     synchronized List<ByteBuf> takeAll() {
         List<ByteBuf> all = new ArrayList<>(kept);
         kept.clear();

@@ -80,7 +80,8 @@ final class Reshaper {
     /**
      * Takes buffer {@code i} out of {@code parent}, leaving it empty (in a root, with room for what
      * writers will add, {@link MessageBuffer#successor}; below, with no block), and returns it (unsorted:
-     * {@link #pushInto} sorts it); the caller releases it. The first step of a flush, and the only
+     * {@link #pushInto} sorts it and releases it; the caller releases it if it cannot hand it
+     * over). The first step of a flush, and the only
      * one that changes the parent's buffers: a background flush takes it under the root latch and
      * does the rest without.
      */
@@ -105,7 +106,7 @@ final class Reshaper {
      * node); with a {@code toward} key, then on down the child's path to that key. The child's own
      * shape is repaired by its parent ({@link #fixChild}) afterwards.
      *
-     * <p>Takes {@code batch} over and releases it as soon as its messages are in the child, before
+     * <p>Takes {@code batch} over and releases it (even on a failure) as soon as its messages are in the child, before
      * the flushes below: a batch held until the cascade under it ended stayed in memory beside
      * each batch detached further down, outside the cache's entries yet inside its budget. In a
      * small-cache delete-FIFO load the two flushers held 19 MiB of such batches (up to 40) of a

@@ -203,7 +203,7 @@ final class RootFlusher {
      * pushes it into the child and on down. Returns whether the child must now be split or merged.
      */
     private boolean pushDown(long childBlock, byte[] toward) {
-        MessageBuffer batch;
+        MessageBuffer batch = null;
         int childHeight;
         int siblings;
         tree.rootLatch.writeLock().lock();
@@ -224,6 +224,11 @@ final class RootFlusher {
             } finally {
                 store.unpin(root, detached);
             }
+        } catch (RuntimeException | Error e) {
+            if (batch != null) {
+                batch.release(); // detached, but the root's unpin failed
+            }
+            throw e;
         } finally {
             tree.rootLatch.writeLock().unlock();
         }

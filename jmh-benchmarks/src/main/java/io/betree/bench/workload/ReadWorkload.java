@@ -65,7 +65,7 @@ public final class ReadWorkload {
         Scale sc = ctx.scale();
         Table pk = new IiBench(e).primary();
         SplittableRandom random = new SplittableRandom(seed * 1_000_003L + kind.hashCode());
-        Latencies latencies = new Latencies(kind);
+        Latencies latencies = new Latencies(kind + (note == null ? " warm-up" : note.startsWith("cold") ? " cold" : " warm"));
         long[] bytes = new long[1];
         long[] seen = new long[1];
         long requests;

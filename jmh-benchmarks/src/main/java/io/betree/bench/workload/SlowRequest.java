@@ -10,7 +10,8 @@ import jdk.jfr.Timespan;
  * A JFR event for a request (a batch, a read) slower than {@link #THRESHOLD_NANOS}, committed
  * when it ends: with a flight recording of a run, the recording's thread parks, GC pauses and
  * samples in the window before each event tell what the slow request waited for. Costs nothing
- * without a recording.
+ * without a recording. The event itself has no duration (its latency is a field), so a JFR
+ * threshold set on it would drop every one.
  */
 @Name("io.betree.bench.SlowRequest")
 @Label("Slow request")

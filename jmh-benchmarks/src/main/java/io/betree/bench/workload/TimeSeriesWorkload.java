@@ -102,7 +102,7 @@ public final class TimeSeriesWorkload {
             long disk = e.diskBytes();
             int batches = progress.done.get();
             long rows = (long) batches * SENSORS;
-            Latencies latencies = new Latencies("time-series total");
+            Latencies latencies = new Latencies("time-series batch");
             long logical = 0;
             for (Writer w : writers) {
                 latencies.add(w.latencies);
