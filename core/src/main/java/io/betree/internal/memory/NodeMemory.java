@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -224,20 +223,18 @@ public final class NodeMemory {
      * means compressing and writing nodes. Thread-safe.
      */
     public static long releaseKeptBuffers() {
-        return releaseAll(HUGE.takeAll(), 0);
-    }
-
-    /** Releases {@code bufs} from {@code from} on, every one of them even if one fails; returns their bytes. */
-    private static long releaseAll(List<ByteBuf> bufs, int from) {
         long bytes = 0;
-        for (int i = from; i < bufs.size(); i++) {
+        RuntimeException failed = null;
+        for (ByteBuf buf : HUGE.takeAll()) {
+            bytes += buf.capacity();
             try {
-                bytes += bufs.get(i).capacity();
-                bufs.get(i).release();
-            } catch (RuntimeException | Error e) {
-                releaseAll(bufs, i + 1);
-                throw e;
+                buf.release();
+            } catch (RuntimeException e) {
+                failed = failed == null ? e : failed; // the others are freed all the same
             }
+        }
+        if (failed != null) {
+            throw failed;
         }
         return bytes;
     }
