@@ -760,16 +760,37 @@ public final class MessageBuffer {
      * written are those of a consolidated buffer.
      */
     public void serialize(ByteBuf out) {
+        int total = data.writerIndex();
+        out.ensureWritable(total);
+        int start = out.writerIndex();
+        // Copied through one view of the output: a ByteBuf-to-ByteBuf copy per message made two
+        // NIO buffer objects for each (in a 16-writer time series, a tenth of the bytes the process
+        // allocated, all of them the evictor's).
+        ByteBuffer dst = out.nioBufferCount() == 1 ? out.nioBuffer(start, total) : null;
+        int at = 0;
         if (runs <= 1 && sorted == count) {
             for (int k = 0; k < count; k++) {
-                int off = offsetAt(k);
-                out.writeBytes(data, off, messageLength(off));
+                at += copyMessage(offsetAt(k), out, dst, at);
             }
-            return;
+        } else {
+            for (int off : orderedOffsets()) {
+                at += copyMessage(off, out, dst, at);
+            }
         }
-        for (int off : orderedOffsets()) {
-            out.writeBytes(data, off, messageLength(off));
+        if (dst != null) {
+            out.writerIndex(start + at);
         }
+    }
+
+    /** Copies the message at {@code off} to {@code dst} at {@code at}, or appends it to {@code out} with no view. */
+    private int copyMessage(int off, ByteBuf out, ByteBuffer dst, int at) {
+        int length = messageLength(off);
+        if (dst != null) {
+            dst.put(at, dataView, off, length);
+        } else {
+            out.writeBytes(data, off, length);
+        }
+        return length;
     }
 
     /**
