@@ -21,10 +21,15 @@ import java.util.Map;
  */
 final class ConflictTable {
     private final RecentWrites recent = new RecentWrites();
+    /** Asked first: most keys no commit after the snapshot wrote, and the filter stays in the CPU's caches. */
+    private final RecentKeyFilter recentFilter = new RecentKeyFilter();
     /** The newest commit recorded by {@link #record}, or 0. Written under the commit gate. */
     private volatile long newestSmall;
     /** Large commits, oldest first; replaced, never modified, so lookups need no lock. */
     private volatile List<LargeCommit> large = List.of();
+    /** Kept so that {@link #prepareToRecord}'s reads are not optimized away; racy, never read. */
+    @SuppressWarnings("unused")
+    private long touchedSum;
 
     private record LargeCommit(long ts, CommitRun keys) {
     }
@@ -58,7 +63,7 @@ final class ConflictTable {
      * snapshot includes: each look reads a block.
      */
     long lastCommit(long hash, int indexId, byte[] key, long snapshotTs, long largeCheckedTs) {
-        long ts = lastSmallCommit(hash);
+        long ts = recentFilter.mayHaveWritten(hash, snapshotTs) ? lastSmallCommit(hash) : 0;
         long floor = Math.max(Math.max(ts, snapshotTs), largeCheckedTs);
         List<LargeCommit> big = large;
         for (int i = big.size() - 1; i >= 0 && big.get(i).ts > floor; i--) {
@@ -103,11 +108,20 @@ final class ConflictTable {
         }
     }
 
+    /**
+     * Brings the table's lines for {@code hashes} into the CPU's caches ahead of {@link #record}, out
+     * of the commit gate. Any thread.
+     */
+    void prepareToRecord(long[] hashes) {
+        touchedSum += recent.touch(hashes);
+    }
+
     /** Records that commit {@code ts} wrote the keys {@code hashes}. Called in commit order. */
     void record(long ts, long[] hashes) {
         for (long h : hashes) {
             recent.put(h, ts);
         }
+        recentFilter.record(ts, hashes);
         newestSmall = ts;
     }
 

@@ -117,6 +117,23 @@ final class RecentWrites {
         return 0; // only while the generation is refilled, which the caller's stamp check catches
     }
 
+    /**
+     * Reads the slot where each of {@code hashes} starts its probe, so that the {@link #put}s of
+     * these keys find those lines in the CPU's caches: called before the commit gate, where the
+     * table's misses would otherwise be paid one after another by the thread every committer waits
+     * for. Independent reads, which the CPU overlaps. Any thread; returns a sum of what it read,
+     * which callers keep, so that the reads are not optimized away.
+     */
+    long touch(long[] hashes) {
+        Slots s = slots;
+        long[] e = s.entries;
+        long sum = 0;
+        for (long h : hashes) {
+            sum += e[2 * ((int) h & s.mask) + 1];
+        }
+        return sum;
+    }
+
     /** Records that commit {@code ts} (positive, newer than every recorded one) wrote {@code hash}. Writer only. */
     void put(long hash, long ts) {
         Slots s = slots;

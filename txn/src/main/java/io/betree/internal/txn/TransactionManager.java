@@ -260,6 +260,7 @@ public final class TransactionManager implements MvccHorizon {
                 largeChecked = large.getKey();
             }
         }
+        conflicts.prepareToRecord(hashes);
         commitGate.lock();
         try {
             checkUsable();

@@ -132,7 +132,7 @@ class RecentWritesTest {
      * random source of their own), until the writer is done or a check returns what went wrong;
      * returns the first such report, or null.
      */
-    private static String raceReadersWithWriter(Function<Random, String> check, Runnable writer)
+    static String raceReadersWithWriter(Function<Random, String> check, Runnable writer)
             throws InterruptedException {
         AtomicBoolean done = new AtomicBoolean();
         AtomicReference<String> wrong = new AtomicReference<>();
