@@ -113,6 +113,37 @@ public final class NodeCache {
         return insertOrPinRaced(loader.load(blockNumber, store.fetch(blockNumber)), type);
     }
 
+    /** Whether the entry of {@code blockNumber} is in the cache now. Lock-free. */
+    public boolean isCached(long blockNumber) {
+        return entries.containsKey(blockNumber);
+    }
+
+    /**
+     * Reads the block of {@code blockNumber} into the cache, unpinned, unless it is cached: for a
+     * caller that will pin it shortly and wants the read started now. Any thread; the caller keeps
+     * the block from being freed until this returns.
+     *
+     * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
+     */
+    public void prefetch(long blockNumber, EntryLoader<?> loader) {
+        if (entries.containsKey(blockNumber)) {
+            return;
+        }
+        misses.incrementAndGet();
+        CacheEntry made = loader.load(blockNumber, store.fetch(blockNumber));
+        lock.lock();
+        try {
+            if (pinnableEntry(blockNumber) != null) {
+                made.releaseMemory();
+                return;
+            }
+            made.setPins(0);
+            insert(made, true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Pins the cached entry of {@code blockNumber}, capturing a checkpoint image it owes first; null if absent. */
     private <E extends CacheEntry> E pinCached(long blockNumber, Class<E> type) {
         CacheEntry cached = entries.get(blockNumber);

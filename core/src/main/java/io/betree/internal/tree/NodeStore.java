@@ -77,6 +77,26 @@ final class NodeStore {
         return (InternalNode) e;
     }
 
+    /**
+     * Starts reading the blocks of {@code blocks} (basements or buffers, {@link InternalNode#NO_BLOCK}
+     * skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
+     * on the read-ahead threads ({@link ReadAhead}). The caller awaits each before it pins it, and
+     * closes the result before any of them may be freed.
+     */
+    ReadAhead readAhead(long[] blocks) {
+        ReadAhead ahead = new ReadAhead();
+        boolean first = true;
+        for (long block : blocks) {
+            if (block != InternalNode.NO_BLOCK && !cache.isCached(block)) {
+                if (!first) {
+                    ahead.start(block, b -> cache.prefetch(b, this::load));
+                }
+                first = false;
+            }
+        }
+        return ahead;
+    }
+
     Basement pinBasement(long block) {
         CacheEntry e = cache.pin(block, CacheEntry.class, this::load);
         if (!(e instanceof Basement)) {

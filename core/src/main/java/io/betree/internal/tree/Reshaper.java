@@ -138,20 +138,32 @@ final class Reshaper {
      * pivot, and go in as one sorted run ({@link MessageBuffer#appendRun}).
      */
     private void distribute(MessageBuffer batch, InternalNode node) {
-        int k = 0;
         int n = batch.count();
-        for (int child = 0; child < node.children.size() && k < n; child++) {
-            int end = child < node.pivots.size() ? Math.max(k, batch.lowerBound(node.pivots.get(child), false)) : n;
-            if (end > k) {
-                BufferPartition partition = store.pinBuffer(node, child);
-                try {
-                    partition.keepResident(false);
-                    partition.buffer().appendRun(batch, k, end);
-                } finally {
-                    store.unpinBuffer(node, child, partition, true);
-                }
+        int[] ends = new int[node.children.size()];
+        long[] receiving = new long[ends.length];
+        int r = 0;
+        for (int child = 0, k = 0; child < ends.length; child++) {
+            ends[child] = k >= n ? k
+                    : child < node.pivots.size() ? Math.max(k, batch.lowerBound(node.pivots.get(child), false)) : n;
+            if (ends[child] > k) {
+                receiving[r++] = node.partitions.get(child);
             }
-            k = end;
+            k = ends[child];
+        }
+        try (ReadAhead ahead = store.readAhead(Arrays.copyOf(receiving, r))) {
+            for (int child = 0, k = 0; child < ends.length && k < n; child++) {
+                if (ends[child] > k) {
+                    ahead.await(node.partitions.get(child));
+                    BufferPartition partition = store.pinBuffer(node, child);
+                    try {
+                        partition.keepResident(false);
+                        partition.buffer().appendRun(batch, k, ends[child]);
+                    } finally {
+                        store.unpinBuffer(node, child, partition, true);
+                    }
+                }
+                k = ends[child];
+            }
         }
     }
 
@@ -159,27 +171,48 @@ final class Reshaper {
 
     /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
     void applyToLeaf(LeafNode leaf, MessageBuffer msgs, int from, int to) {
-        int m = from;
-        int b = 0;
-        while (m < to) {
-            int end = to;
-            if (b < leaf.pivots.size()) {
-                end = Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false)));
-            }
-            if (end > m) {
-                Basement basement = store.pinBasement(leaf.basements.get(b));
-                try {
-                    basement.apply(msgs, m, end, horizon.oldestSnapshot());
-                    leaf.applied(b, basement, msgs, m, end);
-                    b += splitBasement(leaf, b, basement);
-                } finally {
-                    store.unpin(basement, true);
+        long[] receiving = basementsReceiving(leaf, msgs, from, to);
+        try (ReadAhead ahead = store.readAhead(receiving)) {
+            int m = from;
+            int b = 0;
+            while (m < to) {
+                int end = endOfBasement(leaf, b, msgs, m, to);
+                if (end > m) {
+                    long block = leaf.basements.get(b);
+                    ahead.await(block);
+                    Basement basement = store.pinBasement(block);
+                    try {
+                        basement.apply(msgs, m, end, horizon.oldestSnapshot());
+                        leaf.applied(b, basement, msgs, m, end);
+                        b += splitBasement(leaf, b, basement);
+                    } finally {
+                        store.unpin(basement, true);
+                    }
+                    m = end;
                 }
-                m = end;
+                b++;
             }
-            b++;
         }
         compactBasements(leaf);
+    }
+
+    /** Where the messages from {@code m} (below {@code to}) for basement {@code b} of {@code leaf} end. */
+    private static int endOfBasement(LeafNode leaf, int b, MessageBuffer msgs, int m, int to) {
+        return b < leaf.pivots.size() ? Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false))) : to;
+    }
+
+    /** The blocks of the basements that messages {@code [from, to)} of {@code msgs} go to, in key order. */
+    private static long[] basementsReceiving(LeafNode leaf, MessageBuffer msgs, int from, int to) {
+        long[] blocks = new long[leaf.basements.size()];
+        int n = 0;
+        for (int b = 0, m = from; m < to && b < leaf.basements.size(); b++) {
+            int end = endOfBasement(leaf, b, msgs, m, to);
+            if (end > m) {
+                blocks[n++] = leaf.basements.get(b);
+                m = end;
+            }
+        }
+        return Arrays.copyOf(blocks, n);
     }
 
     /** Splits an oversized basement (pinned, at position b) in halves; returns how many were added. */

@@ -1,0 +1,119 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.memory.EngineThreads;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
+
+/**
+ * Reads of blocks a flush step will pin one after another, started together on the read-ahead
+ * threads so that the disk serves them side by side. A leaf apply pins each basement that receives
+ * messages in key order, and each one not in the cache was a read the flusher waited for before
+ * the next could start: in a 64 MiB-cache delete-FIFO load the two flushers spent a third of their
+ * time in some 19,000 basement reads of 25 KB, 3.4 ms each (docs/benchmarks.md).
+ *
+ * <p>The threads ({@value #THREADS}, daemons, ended after a minute idle) are shared by every tree of
+ * the process, as the flushers are. A read that fails only loses its head start: the flusher pins
+ * the block itself and meets the failure there.
+ *
+ * <p>One instance serves one leaf apply, on the flusher's thread; not thread-safe.
+ */
+final class ReadAhead implements AutoCloseable {
+    /** Reads in flight across the process: few, as each thread mostly waits for the disk. */
+    static final int THREADS = 4;
+    private static final ThreadPoolExecutor READERS;
+
+    static {
+        READERS = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> EngineThreads.newDaemonAllocatingIndirectly(r, "betree-read-ahead"));
+        READERS.allowCoreThreadTimeOut(true);
+    }
+
+    /** Reads started, by block number, not yet awaited. */
+    private final Map<Long, Read> started = new HashMap<>();
+
+    /** Starts {@code read} of {@code block} on a read-ahead thread. */
+    void start(long block, LongConsumer read) {
+        Read r = new Read(block, read);
+        started.put(block, r);
+        READERS.execute(r);
+    }
+
+    /**
+     * Before the caller pins {@code block}: waits for its read if one began, or keeps it from
+     * beginning if it is still queued (the caller reads it sooner itself).
+     */
+    void await(long block) {
+        Read r = started.remove(block);
+        if (r != null) {
+            r.finish();
+        }
+    }
+
+    /**
+     * Keeps the reads not yet begun from beginning and waits for the others: a read that ended
+     * after the apply could cache a block the apply has freed meanwhile.
+     */
+    @Override
+    public void close() {
+        for (Read r : started.values()) {
+            r.finish();
+        }
+        started.clear();
+    }
+
+    /** One read, which runs at most once and only if nobody gave it up first. */
+    private static final class Read implements Runnable {
+        private static final int QUEUED = 0;
+        private static final int RUNNING = 1;
+        private static final int GIVEN_UP = 2;
+
+        private final long block;
+        private final LongConsumer read;
+        private final AtomicInteger state = new AtomicInteger(QUEUED);
+        private final CountDownLatch ended = new CountDownLatch(1);
+
+        Read(long block, LongConsumer read) {
+            this.block = block;
+            this.read = read;
+        }
+
+        @Override
+        public void run() {
+            if (!state.compareAndSet(QUEUED, RUNNING)) {
+                return;
+            }
+            try {
+                read.accept(block);
+            } catch (RuntimeException e) {
+                // Only the head start is lost: the flusher's own pin reads the block and reports.
+            } finally {
+                ended.countDown();
+            }
+        }
+
+        /** Gives the read up if it has not begun; otherwise waits until it has ended. */
+        void finish() {
+            if (state.compareAndSet(QUEUED, GIVEN_UP)) {
+                return;
+            }
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    ended.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // it must end before the caller goes on: see close()
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
