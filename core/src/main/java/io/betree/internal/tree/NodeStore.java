@@ -80,16 +80,16 @@ final class NodeStore {
     /**
      * Starts reading the blocks of {@code blocks} (basements or buffers, {@link InternalNode#NO_BLOCK}
      * skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
-     * on the read-ahead threads ({@link ReadAhead}). The caller awaits each before it pins it, and
+     * on the read-ahead threads, a few at a time ({@link ReadAhead}). The caller awaits each before it pins it, and
      * closes the result before any of them may be freed.
      */
     ReadAhead readAhead(long[] blocks) {
-        ReadAhead ahead = new ReadAhead();
+        ReadAhead ahead = new ReadAhead(block -> cache.prefetch(block, this::load));
         boolean first = true;
         for (long block : blocks) {
             if (block != InternalNode.NO_BLOCK && !cache.isCached(block)) {
                 if (!first) {
-                    ahead.start(block, b -> cache.prefetch(b, this::load));
+                    ahead.add(block);
                 }
                 first = false;
             }

@@ -1,6 +1,7 @@
 package io.betree.internal.tree;
 
 import io.betree.internal.memory.EngineThreads;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -21,7 +22,8 @@ import java.util.function.LongConsumer;
  * the process, as the flushers are. A read that fails only loses its head start: the flusher pins
  * the block itself and meets the failure there.
  *
- * <p>One instance serves one leaf apply, on the flusher's thread; not thread-safe.
+ * <p>One instance serves one step's reads of one kind (a leaf's basements, a node's buffers), on the
+ * flusher's thread; not thread-safe.
  */
 final class ReadAhead implements AutoCloseable {
     /** Reads in flight across the process: few, as each thread mostly waits for the disk. */
@@ -34,25 +36,52 @@ final class ReadAhead implements AutoCloseable {
         READERS.allowCoreThreadTimeOut(true);
     }
 
+    /**
+     * Reads under way or queued for one step at most, so that a step's burst into the cache stays
+     * bounded while a usual leaf apply or node step starts all its reads at once. In the
+     * small-cache delete-FIFO, runs with every read started at once, with a window of four and of
+     * sixteen differed less than runs of one of them did (docs/benchmarks.md).
+     */
+    static final int WINDOW = 16;
+
+    private final LongConsumer read;
+    /** Blocks to read once the window has room, in the order the step pins them. */
+    private final ArrayDeque<Long> waiting = new ArrayDeque<>();
     /** Reads started, by block number, not yet awaited. */
     private final Map<Long, Read> started = new HashMap<>();
 
-    /** Starts {@code read} of {@code block} on a read-ahead thread. */
-    void start(long block, LongConsumer read) {
-        Read r = new Read(block, read);
-        started.put(block, r);
-        READERS.execute(r);
+    /** Read-ahead for one step, which reads a block by {@code read}. */
+    ReadAhead(LongConsumer read) {
+        this.read = read;
+    }
+
+    /** Reads {@code block} ahead: now, or once fewer than {@link #WINDOW} of this step's reads are under way. */
+    void add(long block) {
+        waiting.add(block);
+        startWaiting();
+    }
+
+    private void startWaiting() {
+        while (started.size() < WINDOW && !waiting.isEmpty()) {
+            long block = waiting.poll();
+            Read r = new Read(block, read);
+            started.put(block, r);
+            READERS.execute(r);
+        }
     }
 
     /**
      * Before the caller pins {@code block}: waits for its read if one began, or keeps it from
-     * beginning if it is still queued (the caller reads it sooner itself).
+     * beginning if it has not (the caller reads it sooner itself); then starts the next.
      */
     void await(long block) {
         Read r = started.remove(block);
         if (r != null) {
             r.finish();
+        } else {
+            waiting.remove(block);
         }
+        startWaiting();
     }
 
     /**
@@ -61,6 +90,12 @@ final class ReadAhead implements AutoCloseable {
      */
     @Override
     public void close() {
+        waiting.clear();
+        // Those still queued are given up first: waited for one by one, they would begin while
+        // the reads before them ended.
+        for (Read r : started.values()) {
+            r.giveUpIfQueued();
+        }
         for (Read r : started.values()) {
             r.finish();
         }
@@ -97,9 +132,14 @@ final class ReadAhead implements AutoCloseable {
             }
         }
 
+        /** Gives the read up if it has not begun; returns whether it did (or had). */
+        boolean giveUpIfQueued() {
+            return state.compareAndSet(QUEUED, GIVEN_UP) || state.get() == GIVEN_UP;
+        }
+
         /** Gives the read up if it has not begun; otherwise waits until it has ended. */
         void finish() {
-            if (state.compareAndSet(QUEUED, GIVEN_UP)) {
+            if (giveUpIfQueued()) {
                 return;
             }
             boolean interrupted = false;

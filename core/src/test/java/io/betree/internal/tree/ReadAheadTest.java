@@ -14,44 +14,78 @@ import org.junit.jupiter.api.Test;
 /** {@link ReadAhead}: reads run side by side; none outlives {@code close()}; one still queued is given up. */
 class ReadAheadTest {
 
+    /**
+     * A window's worth of reads is started, as many running side by side as there are threads; one
+     * beyond the window waits for room and, given up, never runs; nor do those still queued at close.
+     */
     @Test
-    void closeWaitsForReadsUnderWayAndGivesUpQueuedOnes() throws Exception {
+    void closeWaitsForReadsUnderWayAndGivesUpTheOthers() throws Exception {
         CountDownLatch letGo = new CountDownLatch(1);
-        CountDownLatch allStarted = new CountDownLatch(ReadAhead.THREADS);
+        CountDownLatch threadsBusy = new CountDownLatch(ReadAhead.THREADS);
         Set<Long> read = ConcurrentHashMap.newKeySet();
-        ReadAhead ahead = new ReadAhead();
+        ReadAhead ahead = new ReadAhead(block -> {
+            threadsBusy.countDown();
+            awaitQuietly(letGo);
+            read.add(block);
+        });
         try {
-            for (long b = 0; b < ReadAhead.THREADS; b++) {
-                ahead.start(b, block -> {
-                    allStarted.countDown();
-                    awaitQuietly(letGo);
-                    read.add(block);
-                });
+            for (long b = 0; b <= ReadAhead.WINDOW; b++) {
+                ahead.add(b);
             }
-            assertTrue(allStarted.await(10, TimeUnit.SECONDS), "the reads run side by side");
-            long queued = ReadAhead.THREADS;
-            ahead.start(queued, read::add);
-            ahead.await(queued); // every thread busy: given up, the caller reads it itself
+            assertTrue(threadsBusy.await(10, TimeUnit.SECONDS), "reads run side by side on every thread");
+            long beyond = ReadAhead.WINDOW;
+            ahead.await(beyond); // not begun: the caller reads it itself
             CompletableFuture<Void> closing = CompletableFuture.runAsync(ahead::close);
             Thread.sleep(100);
             assertFalse(closing.isDone(), "close waits for the reads under way");
             letGo.countDown();
             closing.get(10, TimeUnit.SECONDS);
-            assertEquals(ReadAhead.THREADS, read.size(), "each read under way ended before close returned");
+            assertEquals(ReadAhead.THREADS, read.size(),
+                    "each read under way ended before close returned, and none still queued began");
             Thread.sleep(100);
-            assertFalse(read.contains(queued), "the read given up never ran");
+            assertFalse(read.contains(beyond), "the read given up never ran");
         } finally {
             letGo.countDown();
             ahead.close();
         }
     }
 
+    /** A read queued behind other steps' reads on the shared threads is given up when its step gets there first. */
+    @Test
+    void aReadQueuedOnTheThreadsIsGivenUp() throws Exception {
+        CountDownLatch letGo = new CountDownLatch(1);
+        CountDownLatch busy = new CountDownLatch(ReadAhead.THREADS);
+        Set<Long> read = ConcurrentHashMap.newKeySet();
+        ReadAhead others = new ReadAhead(block -> {
+            busy.countDown();
+            awaitQuietly(letGo);
+        });
+        ReadAhead mine = new ReadAhead(read::add);
+        try {
+            for (long b = 0; b < ReadAhead.THREADS; b++) {
+                others.add(b);
+            }
+            assertTrue(busy.await(10, TimeUnit.SECONDS), "every read-ahead thread is busy");
+            mine.add(99);
+            mine.await(99);
+            letGo.countDown();
+            others.close();
+            mine.close();
+            Thread.sleep(100);
+            assertFalse(read.contains(99L), "the queued read never ran");
+        } finally {
+            letGo.countDown();
+            others.close();
+            mine.close();
+        }
+    }
+
     @Test
     void aFailedReadOnlyLosesItsHeadStart() {
-        try (ReadAhead ahead = new ReadAhead()) {
-            ahead.start(7, block -> {
-                throw new IllegalStateException("unreadable block " + block);
-            });
+        try (ReadAhead ahead = new ReadAhead(block -> {
+            throw new IllegalStateException("unreadable block " + block);
+        })) {
+            ahead.add(7);
             ahead.await(7); // returns; the caller's own pin meets the failure
         }
     }
