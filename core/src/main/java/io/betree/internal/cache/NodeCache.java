@@ -133,12 +133,14 @@ public final class NodeCache {
         CacheEntry made = loader.load(blockNumber, store.fetch(blockNumber));
         lock.lock();
         try {
-            if (pinnableEntry(blockNumber) != null) {
+            if (stopping || pinnableEntry(blockNumber) != null) {
                 made.releaseMemory();
                 return;
             }
             made.setPins(0);
-            insert(made, true);
+            // Counted as used, not on probation: its reader pins it shortly, and a loaded entry
+            // nobody has used yet is the evictor's first victim.
+            insert(made, false);
         } finally {
             lock.unlock();
         }

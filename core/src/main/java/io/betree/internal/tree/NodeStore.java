@@ -80,7 +80,7 @@ final class NodeStore {
     /**
      * Starts reading the blocks of {@code blocks} (basements or buffers, {@link InternalNode#NO_BLOCK}
      * skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
-     * on the read-ahead threads, a few at a time ({@link ReadAhead}). The caller awaits each before it pins it, and
+     * on the read-ahead threads, up to 16 per step at a time ({@link ReadAhead}). The caller awaits each before it pins it, and
      * closes the result before any of them may be freed.
      */
     ReadAhead readAhead(long[] blocks) {

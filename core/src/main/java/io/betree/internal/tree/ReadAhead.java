@@ -57,8 +57,10 @@ final class ReadAhead implements AutoCloseable {
 
     /** Reads {@code block} ahead: now, or once fewer than {@link #WINDOW} of this step's reads are under way. */
     void add(long block) {
-        waiting.add(block);
-        startWaiting();
+        if (!started.containsKey(block) && !waiting.contains(block)) {
+            waiting.add(block);
+            startWaiting();
+        }
     }
 
     private void startWaiting() {

@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** {@link ReadAhead}: reads run side by side; none outlives {@code close()}; one still queued is given up. */
 class ReadAheadTest {
@@ -19,6 +21,7 @@ class ReadAheadTest {
      * beyond the window waits for room and, given up, never runs; nor do those still queued at close.
      */
     @Test
+    @Timeout(30)
     void closeWaitsForReadsUnderWayAndGivesUpTheOthers() throws Exception {
         CountDownLatch letGo = new CountDownLatch(1);
         CountDownLatch threadsBusy = new CountDownLatch(ReadAhead.THREADS);
@@ -35,11 +38,16 @@ class ReadAheadTest {
             assertTrue(threadsBusy.await(10, TimeUnit.SECONDS), "reads run side by side on every thread");
             long beyond = ReadAhead.WINDOW;
             ahead.await(beyond); // not begun: the caller reads it itself
-            CompletableFuture<Void> closing = CompletableFuture.runAsync(ahead::close);
-            Thread.sleep(100);
-            assertFalse(closing.isDone(), "close waits for the reads under way");
+            Thread closing = new Thread(ahead::close);
+            closing.start();
+            // Waiting means it gave the queued reads up and now waits for one under way.
+            while (closing.getState() != Thread.State.WAITING) {
+                assertTrue(closing.isAlive(), "close waits for the reads under way");
+                Thread.sleep(1);
+            }
             letGo.countDown();
-            closing.get(10, TimeUnit.SECONDS);
+            closing.join(10_000);
+            assertFalse(closing.isAlive(), "close returned once the reads under way ended");
             assertEquals(ReadAhead.THREADS, read.size(),
                     "each read under way ended before close returned, and none still queued began");
             Thread.sleep(100);
@@ -52,6 +60,7 @@ class ReadAheadTest {
 
     /** A read queued behind other steps' reads on the shared threads is given up when its step gets there first. */
     @Test
+    @Timeout(30)
     void aReadQueuedOnTheThreadsIsGivenUp() throws Exception {
         CountDownLatch letGo = new CountDownLatch(1);
         CountDownLatch busy = new CountDownLatch(ReadAhead.THREADS);
@@ -80,13 +89,27 @@ class ReadAheadTest {
         }
     }
 
+    /** A read that fails only loses its head start: the failure goes nowhere, and the caller reads the block itself. */
     @Test
-    void aFailedReadOnlyLosesItsHeadStart() {
-        try (ReadAhead ahead = new ReadAhead(block -> {
-            throw new IllegalStateException("unreadable block " + block);
-        })) {
-            ahead.add(7);
-            ahead.await(7); // returns; the caller's own pin meets the failure
+    @Timeout(30)
+    void aFailedReadOnlyLosesItsHeadStart() throws Exception {
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        List<Throwable> escaped = new CopyOnWriteArrayList<>();
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> escaped.add(e));
+        try {
+            CountDownLatch begun = new CountDownLatch(1);
+            try (ReadAhead ahead = new ReadAhead(block -> {
+                begun.countDown();
+                throw new IllegalStateException("unreadable block " + block);
+            })) {
+                ahead.add(7);
+                assertTrue(begun.await(10, TimeUnit.SECONDS), "the read began");
+                ahead.await(7); // returns; the caller's own pin meets the failure
+            }
+            Thread.sleep(100); // a read-ahead thread ended by the failure would report it about now
+            assertEquals(List.of(), escaped, "the failure escaped the read-ahead thread");
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(before);
         }
     }
 

@@ -28,7 +28,10 @@ import java.util.Arrays;
 final class RecentKeyFilter {
     static final int GENERATIONS = 4;
     static final int BITS = 1 << 18;
-    /** Keys a generation takes before the next one starts: two bits each set an eighth of its bits at most. */
+    /**
+     * Keys after which the next commit starts a new generation: two bits each set about an eighth
+     * of its bits (a commit that overshoots only makes more answers "maybe").
+     */
     static final int KEYS_PER_GENERATION = BITS / 16;
     private static final int WORD_SHIFT = 64 - 12; // 2^12 words of 64 bits
 
@@ -115,6 +118,6 @@ final class RecentKeyFilter {
 
     /** Two bits of a word, from hash bits the word index and {@link RecentWrites}'s slot do not use. */
     private static long bits(long hash) {
-        return (1L << (hash >>> 32)) | (1L << (hash >>> 38));
+        return (1L << ((hash >>> 32) & 63)) | (1L << ((hash >>> 38) & 63));
     }
 }

@@ -122,7 +122,7 @@ final class RecentWrites {
      * these keys find those lines in the CPU's caches: called before the commit gate, where the
      * table's misses would otherwise be paid one after another by the thread every committer waits
      * for. Independent reads, which the CPU overlaps. Any thread; returns a sum of what it read,
-     * which callers keep, so that the reads are not optimized away.
+     * which callers must use, so that the reads are not optimized away.
      */
     long touch(long[] hashes) {
         Slots s = slots;
