@@ -80,15 +80,19 @@ final class NodeStore {
     /**
      * Starts reading the blocks of {@code blocks} (basements or buffers, {@link InternalNode#NO_BLOCK}
      * skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
-     * on the read-ahead threads, up to 16 per step at a time ({@link ReadAhead}). The caller awaits each before it pins it, and
-     * closes the result before any of them may be freed.
+     * on the read-ahead threads, up to 16 per step at a time ({@link ReadAhead}); {@link ReadAhead#NONE}
+     * when there is none to read ahead. The caller awaits each before it pins it, and closes the
+     * result before any of them may be freed.
      */
     ReadAhead readAhead(long[] blocks) {
-        ReadAhead ahead = new ReadAhead(block -> cache.prefetch(block, this::load));
+        ReadAhead ahead = ReadAhead.NONE;
         boolean first = true;
         for (long block : blocks) {
             if (block != InternalNode.NO_BLOCK && !cache.isCached(block)) {
                 if (!first) {
+                    if (ahead == ReadAhead.NONE) {
+                        ahead = new ReadAhead(b -> cache.prefetch(b, this::load));
+                    }
                     ahead.add(block);
                 }
                 first = false;

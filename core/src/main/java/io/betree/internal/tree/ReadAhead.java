@@ -44,11 +44,17 @@ final class ReadAhead implements AutoCloseable {
      */
     static final int WINDOW = 16;
 
+    /**
+     * For a step with nothing to read ahead, the usual case while the tree fits in the cache: it
+     * allocates nothing, and every method returns at once.
+     */
+    static final ReadAhead NONE = new ReadAhead(null);
+
     private final LongConsumer read;
-    /** Blocks to read once the window has room, in the order the step pins them. */
-    private final ArrayDeque<Long> waiting = new ArrayDeque<>();
-    /** Reads started, by block number, not yet awaited. */
-    private final Map<Long, Read> started = new HashMap<>();
+    /** Blocks to read once the window has room, in the order the step pins them; null until one is added. */
+    private ArrayDeque<Long> waiting;
+    /** Reads started, by block number, not yet awaited; null until one is added. */
+    private Map<Long, Read> started;
 
     /** Read-ahead for one step, which reads a block by {@code read}. */
     ReadAhead(LongConsumer read) {
@@ -57,6 +63,13 @@ final class ReadAhead implements AutoCloseable {
 
     /** Reads {@code block} ahead: now, or once fewer than {@link #WINDOW} of this step's reads are under way. */
     void add(long block) {
+        if (this == NONE) {
+            throw new IllegalStateException("NONE reads nothing ahead");
+        }
+        if (started == null) {
+            started = new HashMap<>();
+            waiting = new ArrayDeque<>();
+        }
         if (!started.containsKey(block) && !waiting.contains(block)) {
             waiting.add(block);
             startWaiting();
@@ -77,6 +90,9 @@ final class ReadAhead implements AutoCloseable {
      * beginning if it has not (the caller reads it sooner itself); then starts the next.
      */
     void await(long block) {
+        if (started == null) {
+            return;
+        }
         Read r = started.remove(block);
         if (r != null) {
             r.finish();
@@ -92,6 +108,9 @@ final class ReadAhead implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (started == null) {
+            return;
+        }
         waiting.clear();
         // Those still queued are given up first: waited for one by one, they would begin while
         // the reads before them ended.

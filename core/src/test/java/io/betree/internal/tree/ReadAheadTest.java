@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,11 +27,7 @@ class ReadAheadTest {
         CountDownLatch letGo = new CountDownLatch(1);
         CountDownLatch threadsBusy = new CountDownLatch(ReadAhead.THREADS);
         Set<Long> read = ConcurrentHashMap.newKeySet();
-        ReadAhead ahead = new ReadAhead(block -> {
-            threadsBusy.countDown();
-            awaitQuietly(letGo);
-            read.add(block);
-        });
+        ReadAhead ahead = new ReadAhead(heldRead(threadsBusy, letGo, read));
         try {
             for (long b = 0; b <= ReadAhead.WINDOW; b++) {
                 ahead.add(b);
@@ -65,10 +62,7 @@ class ReadAheadTest {
         CountDownLatch letGo = new CountDownLatch(1);
         CountDownLatch busy = new CountDownLatch(ReadAhead.THREADS);
         Set<Long> read = ConcurrentHashMap.newKeySet();
-        ReadAhead others = new ReadAhead(block -> {
-            busy.countDown();
-            awaitQuietly(letGo);
-        });
+        ReadAhead others = new ReadAhead(heldRead(busy, letGo, ConcurrentHashMap.newKeySet()));
         ReadAhead mine = new ReadAhead(read::add);
         try {
             for (long b = 0; b < ReadAhead.THREADS; b++) {
@@ -111,6 +105,15 @@ class ReadAheadTest {
         } finally {
             Thread.setDefaultUncaughtExceptionHandler(before);
         }
+    }
+
+    /** A read that counts down {@code begun}, waits for {@code letGo}, then records its block in {@code read}. */
+    private static LongConsumer heldRead(CountDownLatch begun, CountDownLatch letGo, Set<Long> read) {
+        return block -> {
+            begun.countDown();
+            awaitQuietly(letGo);
+            read.add(block);
+        };
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

@@ -33,7 +33,8 @@ final class RecentKeyFilter {
      * of its bits (a commit that overshoots only makes more answers "maybe").
      */
     static final int KEYS_PER_GENERATION = BITS / 16;
-    private static final int WORD_SHIFT = 64 - 12; // 2^12 words of 64 bits
+    /** The top hash bits pick one of the BITS / 64 words. */
+    private static final int WORD_SHIFT = 64 - Integer.numberOfTrailingZeros(BITS / 64);
 
     /** One generation of consecutive commits. */
     private static final class Generation {
