@@ -81,7 +81,11 @@ public final class Transaction implements AutoCloseable {
             commitSpilled();
             return;
         }
-        List<WriteOp> ops = new ArrayList<>();
+        int count = 0;
+        for (WriteSet set : writes.values()) {
+            count += set.size();
+        }
+        List<WriteOp> ops = new ArrayList<>(count);
         for (Map.Entry<Index, WriteSet> e : writes.entrySet()) {
             Index index = e.getKey();
             e.getValue().forEach((key, value) -> ops.add(value == DELETED ? WriteOp.delete(index.id(), index.tree(), key)

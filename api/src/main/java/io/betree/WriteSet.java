@@ -3,29 +3,64 @@ package io.betree;
 import io.betree.internal.tree.Keys;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 
 /**
  * One transaction's pending writes to one index: the latest value per key ({@link Transaction#DELETED}
- * for a delete). Writes and point lookups go through a hash map; the sorted view that scans need is
+ * for a delete). Writes and point lookups go through a hash table; the sorted view that scans need is
  * built on the first scan and kept up to date from then on. A sorted map on every write was 15% of
  * the committing thread's time in an insert-heavy load, and most transactions never scan.
+ *
+ * <p>The writes sit in parallel arrays in the order their keys were first written, found through
+ * an open-addressing table of positions: no object per write beyond the key and value. A linked hash
+ * map made two more (its entry and a key wrapper), 64 bytes a write; with 16 writers, the live write
+ * sets of their open transactions made each young collection copy 2.5 times as long as with one.
  *
  * <p>Not thread-safe, as the transaction that owns it. Keys and values are owned by the set (the
  * caller passes copies).
  */
 final class WriteSet {
-    private final LinkedHashMap<KeyBytes, byte[]> byKey = new LinkedHashMap<>();
+    private static final int INITIAL_CAPACITY = 16;
+    /** The multiplier of Fibonacci hashing: spreads similar keys' hashes over the table. */
+    private static final int SPREAD = 0x9E3779B9;
+
+    private byte[][] keys = new byte[INITIAL_CAPACITY][];
+    private byte[][] values = new byte[INITIAL_CAPACITY][];
+    private int[] hashes = new int[INITIAL_CAPACITY];
+    private int size;
+    /** Position + 1 of the write whose key hashes here, 0 if none; a power of two, at most half full. */
+    private int[] table = new int[2 * INITIAL_CAPACITY];
     /** The same writes in key order, once a scan asked for them; null until then. */
     private TreeMap<byte[], byte[]> sorted;
 
     /** Records {@code value} (or {@link Transaction#DELETED}) as the latest write of {@code key}. */
     void put(byte[] key, byte[] value) {
-        byKey.put(new KeyBytes(key), value);
+        if (2 * (size + 1) > table.length) {
+            rehash(2 * table.length);
+        }
+        int hash = Arrays.hashCode(key);
+        int mask = table.length - 1;
+        for (int slot = slotOf(hash); ; slot = (slot + 1) & mask) {
+            int at = table[slot] - 1;
+            if (at < 0) {
+                if (size == keys.length) {
+                    keys = Arrays.copyOf(keys, 2 * size);
+                    values = Arrays.copyOf(values, 2 * size);
+                    hashes = Arrays.copyOf(hashes, 2 * size);
+                }
+                keys[size] = key;
+                values[size] = value;
+                hashes[size] = hash;
+                table[slot] = ++size;
+                break;
+            }
+            if (hashes[at] == hash && Arrays.equals(keys[at], key)) {
+                values[at] = value;
+                break;
+            }
+        }
         if (sorted != null) {
             sorted.put(key, value);
         }
@@ -33,15 +68,30 @@ final class WriteSet {
 
     /** The latest write of {@code key}, {@link Transaction#DELETED}, or null if none. */
     byte[] get(byte[] key) {
-        return byKey.get(new KeyBytes(key));
+        int hash = Arrays.hashCode(key);
+        int mask = table.length - 1;
+        for (int slot = slotOf(hash); ; slot = (slot + 1) & mask) {
+            int at = table[slot] - 1;
+            if (at < 0) {
+                return null;
+            }
+            if (hashes[at] == hash && Arrays.equals(keys[at], key)) {
+                return values[at];
+            }
+        }
+    }
+
+    /** Keys written. */
+    int size() {
+        return size;
     }
 
     /** The writes in key order, read-only; kept up to date by later writes. */
     NavigableMap<byte[], byte[]> sorted() {
         if (sorted == null) {
             sorted = new TreeMap<>(Keys::compare);
-            for (Map.Entry<KeyBytes, byte[]> e : byKey.entrySet()) {
-                sorted.put(e.getKey().bytes, e.getValue());
+            for (int i = 0; i < size; i++) {
+                sorted.put(keys[i], values[i]);
             }
         }
         return Collections.unmodifiableNavigableMap(sorted);
@@ -53,27 +103,24 @@ final class WriteSet {
      * tree's sequential-insert path.
      */
     void forEach(BiConsumer<byte[], byte[]> action) {
-        byKey.forEach((k, v) -> action.accept(k.bytes, v));
+        for (int i = 0; i < size; i++) {
+            action.accept(keys[i], values[i]);
+        }
     }
 
-    /** A byte array compared by content, with its hash computed once. */
-    private static final class KeyBytes {
-        final byte[] bytes;
-        private final int hash;
+    private int slotOf(int hash) {
+        return (hash * SPREAD) >>> (Integer.SIZE - Integer.numberOfTrailingZeros(table.length));
+    }
 
-        KeyBytes(byte[] bytes) {
-            this.bytes = bytes;
-            this.hash = Arrays.hashCode(bytes);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof KeyBytes && Arrays.equals(bytes, ((KeyBytes) o).bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
+    private void rehash(int capacity) {
+        table = new int[capacity];
+        int mask = capacity - 1;
+        for (int i = 0; i < size; i++) {
+            int slot = slotOf(hashes[i]);
+            while (table[slot] != 0) {
+                slot = (slot + 1) & mask;
+            }
+            table[slot] = i + 1;
         }
     }
 }

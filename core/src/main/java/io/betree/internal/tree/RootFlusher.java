@@ -232,6 +232,8 @@ final class RootFlusher {
         } finally {
             tree.rootLatch.writeLock().unlock();
         }
+        // Writers stopped at the root's limit go on now, not once the push below has ended.
+        BackPressure.PROCESS.rootShrunk();
         CacheEntry child;
         try {
             child = store.pinNode(childBlock, childHeight);

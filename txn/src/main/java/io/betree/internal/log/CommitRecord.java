@@ -42,7 +42,7 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
      * @param key the key (not null)
      * @param value the value, or null for a delete
      */
-    public record Op(int indexId, byte type, byte[] key, byte[] value) {
+    public record Op(int indexId, byte type, byte[] key, byte[] value) implements LoggedWrite {
 
         /** Checks the key is present. The arrays are not copied: do not modify them afterwards. */
         public Op {
@@ -51,7 +51,13 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
 
         /** Bytes the op takes encoded, in a log record or a spill file. */
         public int encodedBytes() {
-            return OP_FIXED_BYTES + key.length + (value == null ? 0 : value.length);
+            return CommitRecord.encodedBytes(this);
+        }
+
+        /** The op code, {@link #type}. */
+        @Override
+        public byte opCode() {
+            return type;
         }
 
         /** A put of {@code value} under {@code key}. */
@@ -106,16 +112,39 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
      */
     @Override
     public ByteBuffer encode() {
-        ByteBuffer out = ByteBuffer.allocate(checkedSize(FIXED_BYTES + opsBytes(ops), "commit"));
-        out.putLong(commitTs);
-        return putOps(out, ops).flip();
+        ByteBuffer out = encodeUnstamped(ops);
+        stamp(out, commitTs);
+        return out;
+    }
+
+    /**
+     * Encodes a commit record of {@code writes} with a commit timestamp of 0, for {@link #stamp}
+     * to fill in: a committing transaction encodes its record before it takes the commit gate,
+     * where its timestamp is decided.
+     *
+     * @throws IllegalArgumentException if the encoding would exceed {@link WriteAheadLog#MAX_PAYLOAD_BYTES}
+     */
+    public static ByteBuffer encodeUnstamped(List<? extends LoggedWrite> writes) {
+        ByteBuffer out = ByteBuffer.allocate(checkedSize(FIXED_BYTES + opsBytes(writes), "commit"));
+        out.putLong(0);
+        return putOps(out, writes).flip();
+    }
+
+    /** Writes {@code commitTs} into a record {@link #encodeUnstamped} made; its position does not move. */
+    public static void stamp(ByteBuffer record, long commitTs) {
+        record.putLong(record.position(), commitTs);
+    }
+
+    /** Bytes {@code write} takes encoded. */
+    static int encodedBytes(LoggedWrite write) {
+        return OP_FIXED_BYTES + write.key().length + (write.value() == null ? 0 : write.value().length);
     }
 
     /** Encoded bytes of {@code ops}, their count included. */
-    static long opsBytes(List<Op> ops) {
+    static long opsBytes(List<? extends LoggedWrite> ops) {
         long size = 4;
-        for (Op op : ops) {
-            size += op.encodedBytes();
+        for (LoggedWrite op : ops) {
+            size += encodedBytes(op);
         }
         return size;
     }
@@ -130,14 +159,15 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
     }
 
     /** Puts the op count and the ops. */
-    static ByteBuffer putOps(ByteBuffer out, List<Op> ops) {
+    static ByteBuffer putOps(ByteBuffer out, List<? extends LoggedWrite> ops) {
         out.putInt(ops.size());
-        for (Op op : ops) {
-            out.putInt(op.indexId()).put(op.type()).putInt(op.key().length).put(op.key());
-            if (op.value() == null) {
+        for (LoggedWrite op : ops) {
+            byte[] value = op.value();
+            out.putInt(op.indexId()).put(op.opCode()).putInt(op.key().length).put(op.key());
+            if (value == null) {
                 out.putInt(-1);
             } else {
-                out.putInt(op.value().length).put(op.value());
+                out.putInt(value.length).put(value);
             }
         }
         return out;

@@ -67,10 +67,14 @@ public final class DurableLog implements Closeable {
         }
     }
 
-    /** Appends a commit; returns the position to pass to {@link #syncTo} for its durability. */
-    public long appendCommit(long commitTs, List<CommitRecord.Op> ops) {
+    /**
+     * Appends a commit record {@link CommitRecord#encodeUnstamped} made, stamped with
+     * {@code commitTs}; returns the position to pass to {@link #syncTo} for its durability.
+     */
+    public long appendCommit(long commitTs, ByteBuffer unstamped) {
         try {
-            return wal.append(new CommitRecord(commitTs, ops));
+            CommitRecord.stamp(unstamped, commitTs);
+            return wal.append(LogRecordType.COMMIT, unstamped);
         } catch (IOException e) {
             throw new BetreeIOException("logging a commit in " + dir, e);
         }

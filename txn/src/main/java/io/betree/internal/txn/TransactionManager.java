@@ -9,6 +9,7 @@ import io.betree.internal.log.DurableLog;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MvccHorizon;
 import io.betree.internal.txn.spill.CommitRun;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -234,12 +235,12 @@ public final class TransactionManager implements MvccHorizon {
      * took longer than usual from there is held back that much less.
      */
     public long commit(long snapshotTs, List<WriteOp> ops, long startedNanos, Runnable whenVisible) {
+        // Encoded before the gate, which only stamps the timestamp in.
+        ByteBuffer record = CommitRecord.encodeUnstamped(ops);
         long[] hashes = new long[ops.size()];
-        List<CommitRecord.Op> logged = new ArrayList<>(ops.size());
         for (int i = 0; i < hashes.length; i++) {
             WriteOp op = ops.get(i);
             hashes[i] = ConflictTable.hash(op.indexId(), op.key());
-            logged.add(op.logged());
         }
         List<List<WriteOp>> byTree = groupByTree(ops);
         long[] treeTurns = new long[byTree.size()];
@@ -276,7 +277,7 @@ public final class TransactionManager implements MvccHorizon {
             }
             if (conflicting == 0) {
                 ts = clock + 1;
-                position = log.appendCommit(ts, logged);
+                position = log.appendCommit(ts, record);
                 clock = ts;
                 // Snapshots start at the watermark, so one begun before this commit is visible
                 // predates it: the keys are recorded whether or not a snapshot is live now, and
@@ -474,8 +475,30 @@ public final class TransactionManager implements MvccHorizon {
         void write(int treeNumber, BeTree tree);
     }
 
-    /** The writes grouped by tree, trees in the order they first appear, writes in their order. */
+    /**
+     * The writes grouped by tree, trees in the order they first appear, writes in their order. A
+     * transaction hands its writes over index by index, so each tree's writes are usually one run
+     * of {@code ops}: those runs are returned as views, not copied.
+     */
     private static List<List<WriteOp>> groupByTree(List<WriteOp> ops) {
+        List<List<WriteOp>> runs = new ArrayList<>(2);
+        int start = 0;
+        for (int i = 1; i <= ops.size(); i++) {
+            if (i == ops.size() || ops.get(i).tree() != ops.get(start).tree()) {
+                BeTree tree = ops.get(start).tree();
+                for (List<WriteOp> run : runs) {
+                    if (run.get(0).tree() == tree) {
+                        return copiedGroups(ops); // a tree's writes come in more than one run
+                    }
+                }
+                runs.add(ops.subList(start, i));
+                start = i;
+            }
+        }
+        return runs;
+    }
+
+    private static List<List<WriteOp>> copiedGroups(List<WriteOp> ops) {
         List<List<WriteOp>> groups = new ArrayList<>(2);
         for (WriteOp op : ops) {
             List<WriteOp> group = null;

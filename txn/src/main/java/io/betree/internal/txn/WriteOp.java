@@ -1,6 +1,7 @@
 package io.betree.internal.txn;
 
 import io.betree.internal.log.CommitRecord;
+import io.betree.internal.log.LoggedWrite;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MessageType;
 import io.betree.internal.tree.TreeWrite;
@@ -15,7 +16,7 @@ import java.util.Objects;
  * @param key the key
  * @param value the value, or {@code null} for a delete
  */
-public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite {
+public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite, LoggedWrite {
 
     /** Checks the key is present and the type is one the log can record. */
     public WriteOp {
@@ -35,10 +36,10 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
         return new WriteOp(indexId, tree, MessageType.DELETE, key, null);
     }
 
-    /** The write as the log records it, with the log's own op code. */
-    CommitRecord.Op logged() {
-        return new CommitRecord.Op(indexId, type == MessageType.PUT ? CommitRecord.PUT : CommitRecord.DELETE, key,
-                value);
+    /** The log's op code for the write. */
+    @Override
+    public byte opCode() {
+        return type == MessageType.PUT ? CommitRecord.PUT : CommitRecord.DELETE;
     }
 
     /**

@@ -65,6 +65,42 @@ class LogRecordCodecTest {
     }
 
     @Test
+    void anUnstampedCommitOfOtherWritesDecodesAsTheSameOpsOnceStamped() {
+        CommitRecord r = sampleCommit();
+        // Writes of another type than Op, as a committing transaction hands them over.
+        List<LoggedWrite> writes = new java.util.ArrayList<>();
+        for (CommitRecord.Op op : r.ops()) {
+            writes.add(new LoggedWrite() {
+                @Override
+                public int indexId() {
+                    return op.indexId();
+                }
+
+                @Override
+                public byte opCode() {
+                    return op.type();
+                }
+
+                @Override
+                public byte[] key() {
+                    return op.key();
+                }
+
+                @Override
+                public byte[] value() {
+                    return op.value();
+                }
+            });
+        }
+        ByteBuffer encoded = CommitRecord.encodeUnstamped(writes);
+        assertEquals(0, CommitRecord.decode(encoded).commitTs());
+        CommitRecord.stamp(encoded, r.commitTs());
+        assertEquals(0, encoded.position(), "stamping must not move the buffer");
+        assertEquals(r, CommitRecord.decode(encoded));
+        assertEquals(r.encode(), encoded);
+    }
+
+    @Test
     void commitEncodingIsBigEndianAsDocumented() {
         CommitRecord r = new CommitRecord(0x0102030405060708L,
                 List.of(new CommitRecord.Op(0x0a0b0c0d, CommitRecord.DELETE, new byte[] {5}, null)));
