@@ -38,8 +38,12 @@ public final class Transaction implements AutoCloseable {
     /** Marks a delete in a write set (compared by identity). */
     static final byte[] DELETED = new byte[0];
 
-    /** Rough heap cost of one pending write besides its key and value (map entry, wrappers, arrays). */
-    private static final int WRITE_OVERHEAD_BYTES = 112;
+    /**
+     * Rough heap cost of one pending write besides its key's and value's bytes: their two array
+     * headers, and the write set's slots with room to grow (three array slots, two to four table
+     * slots, each up to twice over while its array waits to be doubled).
+     */
+    private static final int WRITE_OVERHEAD_BYTES = 72;
 
     private final Environment env;
     private final long snapshotTs;

@@ -37,29 +37,25 @@ final class WriteSet {
 
     /** Records {@code value} (or {@link Transaction#DELETED}) as the latest write of {@code key}. */
     void put(byte[] key, byte[] value) {
-        if (2 * (size + 1) > table.length) {
-            rehash(2 * table.length);
-        }
         int hash = Arrays.hashCode(key);
-        int mask = table.length - 1;
-        for (int slot = slotOf(hash); ; slot = (slot + 1) & mask) {
-            int at = table[slot] - 1;
-            if (at < 0) {
-                if (size == keys.length) {
-                    keys = Arrays.copyOf(keys, 2 * size);
-                    values = Arrays.copyOf(values, 2 * size);
-                    hashes = Arrays.copyOf(hashes, 2 * size);
-                }
-                keys[size] = key;
-                values[size] = value;
-                hashes[size] = hash;
-                table[slot] = ++size;
-                break;
+        int slot = find(key, hash);
+        int at = table[slot] - 1;
+        if (at >= 0) {
+            values[at] = value;
+        } else {
+            if (2 * (size + 1) > table.length) {
+                rehash(2 * table.length);
+                slot = find(key, hash);
             }
-            if (hashes[at] == hash && Arrays.equals(keys[at], key)) {
-                values[at] = value;
-                break;
+            if (size == keys.length) {
+                keys = Arrays.copyOf(keys, 2 * size);
+                values = Arrays.copyOf(values, 2 * size);
+                hashes = Arrays.copyOf(hashes, 2 * size);
             }
+            keys[size] = key;
+            values[size] = value;
+            hashes[size] = hash;
+            table[slot] = ++size;
         }
         if (sorted != null) {
             sorted.put(key, value);
@@ -68,15 +64,17 @@ final class WriteSet {
 
     /** The latest write of {@code key}, {@link Transaction#DELETED}, or null if none. */
     byte[] get(byte[] key) {
-        int hash = Arrays.hashCode(key);
+        int at = table[find(key, Arrays.hashCode(key))] - 1;
+        return at < 0 ? null : values[at];
+    }
+
+    /** The table slot holding {@code key}'s position, or the empty slot where it would go. */
+    private int find(byte[] key, int hash) {
         int mask = table.length - 1;
         for (int slot = slotOf(hash); ; slot = (slot + 1) & mask) {
             int at = table[slot] - 1;
-            if (at < 0) {
-                return null;
-            }
-            if (hashes[at] == hash && Arrays.equals(keys[at], key)) {
-                return values[at];
+            if (at < 0 || hashes[at] == hash && Arrays.equals(keys[at], key)) {
+                return slot;
             }
         }
     }

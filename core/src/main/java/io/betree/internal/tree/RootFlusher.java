@@ -131,6 +131,8 @@ final class RootFlusher {
                 tree.subtrees.release(child);
             }
             tree.structure.readLock().unlock();
+            // Also after a failure: a failed tree's root counts as empty, which lets its stopped
+            // writers go on to find the failure.
             BackPressure.PROCESS.rootShrunk();
         }
         if (fix) {

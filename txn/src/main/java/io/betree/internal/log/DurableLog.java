@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * The engine's view of its write-ahead log: appends and replays typed records and maps I/O

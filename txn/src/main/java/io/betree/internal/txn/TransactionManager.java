@@ -221,6 +221,8 @@ public final class TransactionManager implements MvccHorizon {
      * @return the log position the caller syncs to for durability
      * @throws WriteConflictException if a key was committed by another transaction after the snapshot
      * @throws EnvironmentFailedException if an earlier commit was logged but not wholly applied
+     * @throws IllegalArgumentException if the commit's log record would exceed the log's record
+     *     limit (checked first: nothing is recorded)
      */
     public long commit(long snapshotTs, List<WriteOp> ops) {
         return commit(snapshotTs, ops, System.nanoTime(), () -> { });

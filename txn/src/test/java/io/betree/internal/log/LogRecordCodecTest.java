@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -68,7 +69,7 @@ class LogRecordCodecTest {
     void anUnstampedCommitOfOtherWritesDecodesAsTheSameOpsOnceStamped() {
         CommitRecord r = sampleCommit();
         // Writes of another type than Op, as a committing transaction hands them over.
-        List<LoggedWrite> writes = new java.util.ArrayList<>();
+        List<LoggedWrite> writes = new ArrayList<>();
         for (CommitRecord.Op op : r.ops()) {
             writes.add(new LoggedWrite() {
                 @Override
@@ -97,7 +98,6 @@ class LogRecordCodecTest {
         CommitRecord.stamp(encoded, r.commitTs());
         assertEquals(0, encoded.position(), "stamping must not move the buffer");
         assertEquals(r, CommitRecord.decode(encoded));
-        assertEquals(r.encode(), encoded);
     }
 
     @Test
