@@ -507,17 +507,17 @@ final class SegmentPool {
     }
 
     /**
-     * Netty's leak detection for this pool's huge buffers, when it is turned up past its default
-     * ({@code -Dio.netty.leakDetection.level=advanced} or {@code paranoid}, as the leak tests run): a
-     * buffer dropped unreleased is reported when collected. Only the wrapping is used; this is not
-     * an allocator anyone asks for buffers.
+     * Netty's leak detection for this pool's buffers, when it is turned up past its default
+     * ({@code -Dio.netty.leakDetection.level=advanced}, which samples, or {@code paranoid}, which
+     * tracks every buffer, as the leak tests run): a buffer dropped unreleased is reported when
+     * collected. Only the wrapping is used; this is not an allocator anyone asks for buffers.
      *
      * <p>Not at the default level, where Netty wraps one buffer in 128: every call site that had
      * seen only pool buffers and then met a wrapped one was deoptimized and compiled again, and
-     * stayed bimorphic. In a 16-writer time series, 54 deoptimizations for a new class instead of
-     * 9-13, the writers' root appends compiled five times (65-89 KB of code each), and 12-15% more
-     * CPU than with one writer, against none with the wrapping off (docs/benchmarks.md). The
-     * node memory's own count ({@link NodeMemory}) still tells whether anything was not released.
+     * stayed bimorphic. In a 16-writer time series, 54 deoptimizations for a new class against
+     * 10-18 without the wrapping, and the writers' root append (65-89 KB of compiled code)
+     * compiled five times against twice (docs/benchmarks.md). The node memory's own count
+     * ({@link NodeMemory}) still tells whether anything was not released.
      */
     private static final class LeakTracking extends AbstractByteBufAllocator {
         private LeakTracking() {
