@@ -43,8 +43,8 @@ import java.util.function.Supplier;
  */
 public final class BeTree {
     /**
-     * Pending deletes one scan batch may step over before the read has a flusher push them down
-     * to the basements ({@link RootFlusher#flushPath}): past this, every later read of the range (a queue's head, say) would keep paying
+     * Pending deletes one scan batch may step over before the read pushes them down to the
+     * basements: past this, every later read of the range (a queue's head, say) would keep paying
      * for them, while a flush applies them once and lets emptied basements and leaves go.
      */
     static final int TOMBSTONES_WORTH_A_FLUSH = 256;
@@ -412,14 +412,9 @@ public final class BeTree {
         return store.cacheHeadroomUsed();
     }
 
-    /** Has flusher threads bring the root back within its size, unless enough tasks are queued already. */
+    /** Has a flusher thread bring the root back within its size, unless one is queued already. */
     void flushInBackground() {
         flusher.flushInBackground();
-    }
-
-    /** Whether a push of a read's path ({@link RootFlusher#flushPath}) is waiting or under way. For tests. */
-    boolean pathFlushPending() {
-        return flusher.pathFlushPending();
     }
 
     /**

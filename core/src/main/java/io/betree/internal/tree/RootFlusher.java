@@ -5,14 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The flush steps of one tree, mostly run on the process's flusher threads ({@link FlushScheduler}): a
  * step moves one of the root's buffers down to its child, and on down as sizes require, while
  * writers go on appending to the root. A tree asks for steps when its root outgrows its size
- * ({@link #flushInBackground}); a read that stepped over many pending deletes has a flusher
- * push down the path to its key ({@link #flushPath}). Steps of one tree in different subtrees run at once, as many as there are
+ * ({@link #flushInBackground}); a read that stepped over many pending deletes runs a step itself
+ * ({@link #flushPath}). Steps of one tree in different subtrees run at once, as many as there are
  * flusher threads.
  *
  * <p>Locking (see {@link BeTree}): a step has two phases. The push holds the structure lock
@@ -36,10 +35,8 @@ final class RootFlusher {
     private final Reshaper reshaper;
     /** Flush tasks of this tree queued or running. */
     private final AtomicInteger tasks = new AtomicInteger();
-    /** Whether a read's path waits to be flushed or is being flushed. */
+    /** Whether a read's path is being flushed. */
     private final AtomicBoolean pathFlushing = new AtomicBoolean();
-    /** The key whose path a read asked flushers to push down, until one takes it. */
-    private final AtomicReference<byte[]> pathToFlush = new AtomicReference<>();
 
     RootFlusher(BeTree tree, NodeStore store, Reshaper reshaper) {
         this.tree = tree;
@@ -48,9 +45,8 @@ final class RootFlusher {
     }
 
     /**
-     * Has flusher threads run flush steps (a read's path, then the root back within its size):
-     * queues another task unless as many are queued or running as there are flushers (each takes
-     * a subtree no other step is in).
+     * Has flusher threads bring the root back within its size: queues another task unless as many
+     * are queued or running as there are flushers (each takes a subtree no other step is in).
      */
     void flushInBackground() {
         int n;
@@ -64,60 +60,38 @@ final class RootFlusher {
     }
 
     /**
-     * Has a flusher thread push the pending messages on the path to {@code key} down to its leaf,
-     * unless such a push is waiting or under way already: a read that stepped over many pending
-     * deletes calls it, so that the reads after it no longer step over them. The read itself
-     * returns at once; a flusher takes the push before its next step from the root. A push is a
-     * whole flush step (the deletes applied to the leaf, its key filters rebuilt): on the reading
-     * thread it made a delete-FIFO queue's head reads take 46-52 ms on average in five
-     * small-cache runs, against 32 ms with flushers doing it, and 50-51 against 41 ms in the
-     * default variant (docs/benchmarks.md). An earlier try that left the push to the flushers'
-     * usual order, after the root's heaviest buffers, made them twice as slow.
+     * Pushes the pending messages on the path to {@code key} down to its leaf on the calling thread,
+     * unless another thread is doing so already: a read that stepped over many pending deletes
+     * calls it, so that the reads after it no longer step over them. Writers go on meanwhile (the
+     * step holds the root latch only briefly); a flusher left to do it would come too late for a
+     * scan that walks on through the same deletes, and for the next read of a queue's head.
      */
     void flushPath(byte[] key) {
         if (pathFlushing.compareAndSet(false, true)) {
-            pathToFlush.set(key.clone());
-            flushInBackground();
-        } else if (pathToFlush.get() != null) {
-            // A push still waits: make sure a task will take it (one that failed left it behind).
-            flushInBackground();
+            try {
+                flushStep(key);
+            } finally {
+                pathFlushing.set(false);
+            }
         }
     }
 
-    /** Whether a push of a read's path ({@link #flushPath}) is waiting or under way. For tests. */
-    boolean pathFlushPending() {
-        return pathFlushing.get();
-    }
-
     /**
-     * A flusher's task: a read's path whenever one waits ({@link #flushPath}), else a step from the
-     * root, until the root fits or every buffer left is in a subtree another step has claimed. The
-     * last task to end asks again if the root outgrew its size or a path came to wait meanwhile (a
-     * request may have been turned away just before); while others run, they go on, and a task
-     * that found nothing to claim must not spin against them.
+     * A flusher's task: flush steps until the root fits or every buffer left is in a subtree
+     * another step has claimed. The last task to end asks again if the root outgrew its size
+     * meanwhile (a writer's request may have been turned away just before); while others run,
+     * they go on, and a task that found nothing to claim must not spin against them.
      */
     private void flushWhileOverfull() {
         boolean failed = false;
         try {
-            // One buffer per step, so that readers and sequential writers get the lock between;
-            // a read's path first, whenever one waits.
-            while (true) {
-                byte[] toward = pathToFlush.getAndSet(null);
-                if (toward != null) {
-                    try {
-                        flushStep(toward);
-                    } finally {
-                        pathFlushing.set(false);
-                    }
-                } else if (!flushStep(null)) {
-                    break;
-                }
+            while (flushStep(null)) {
+                // One buffer per step, so that readers and sequential writers get the lock between.
             }
         } catch (RuntimeException | Error e) {
             failed = true; // already reported through the failure listener; the next call on the tree throws
         } finally {
-            if (tasks.decrementAndGet() == 0 && !failed
-                    && (tree.rootFullness() > 1 || pathToFlush.get() != null)) {
+            if (tasks.decrementAndGet() == 0 && !failed && tree.rootFullness() > 1) {
                 flushInBackground();
             }
         }
