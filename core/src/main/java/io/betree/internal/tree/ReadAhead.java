@@ -1,8 +1,9 @@
 package io.betree.internal.tree;
 
 import io.betree.internal.memory.EngineThreads;
-import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -51,8 +52,11 @@ final class ReadAhead implements AutoCloseable {
     static final ReadAhead NONE = new ReadAhead(null);
 
     private final LongConsumer read;
-    /** Blocks to read once the window has room, in the order the step pins them; null until one is added. */
-    private ArrayDeque<Long> waiting;
+    /**
+     * Blocks to read once the window has room, in the order the step pins them; null until one is
+     * added. A set, so that a leaf's hundred-odd basements are not each looked for in a list.
+     */
+    private LinkedHashSet<Long> waiting;
     /** Reads started, by block number, not yet awaited; null until one is added. */
     private Map<Long, Read> started;
 
@@ -68,7 +72,7 @@ final class ReadAhead implements AutoCloseable {
         }
         if (started == null) {
             started = new HashMap<>();
-            waiting = new ArrayDeque<>();
+            waiting = new LinkedHashSet<>();
         }
         if (!started.containsKey(block) && !waiting.contains(block)) {
             waiting.add(block);
@@ -78,7 +82,9 @@ final class ReadAhead implements AutoCloseable {
 
     private void startWaiting() {
         while (started.size() < WINDOW && !waiting.isEmpty()) {
-            long block = waiting.poll();
+            Iterator<Long> first = waiting.iterator();
+            long block = first.next();
+            first.remove();
             Read r = new Read(block, read);
             started.put(block, r);
             READERS.execute(r);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -137,6 +138,6 @@ class RecentKeyFilterTest {
 
     /** The key only commit {@code ts} writes. */
     private static long onlyKeyOf(long ts) {
-        return ConflictTable.hash(2, java.nio.ByteBuffer.allocate(8).putLong(ts).array());
+        return ConflictTable.hash(2, ByteBuffer.allocate(8).putLong(ts).array());
     }
 }
