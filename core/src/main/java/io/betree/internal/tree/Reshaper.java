@@ -32,8 +32,12 @@ final class Reshaper {
 
     // ---- flushing ----
 
-    /** Flushes the heaviest buffers of {@code node} until it fits its size limit. */
-    void flushWhileOverfull(InternalNode node) {
+    /**
+     * Flushes the heaviest buffers of {@code node} until it fits its size limit; between them waits
+     * for cache room as a background step does, or with {@code forReader} as a foreground request
+     * does (see {@link RootFlusher#flushPath}).
+     */
+    void flushWhileOverfull(InternalNode node, boolean forReader) {
         while (node.size() > config.nodeSize() && node.bufferedBytes() > 0) {
             flushChild(node, node.heaviestChild());
             // A flush below the root holds its subtree's latch but none that writers wait on: a
@@ -42,7 +46,11 @@ final class Reshaper {
             // to the hard limit to writers. Waiting only at the hard limit, cascades of two
             // flushers kept the cache there, and a writer waited for the evictor round after round
             // beside them (five batches of 64-131 ms in a row in a 30 M-row iiBench).
-            store.awaitBudget();
+            if (forReader) {
+                RootFlusher.awaitRoomForReader(store);
+            } else {
+                store.awaitBudget();
+            }
         }
     }
 
@@ -126,7 +134,7 @@ final class Reshaper {
         } finally {
             batch.release();
         }
-        flushWhileOverfull(c);
+        flushWhileOverfull(c, toward != null);
         if (toward != null) {
             flushChild(c, c.childFor(toward), toward);
         }

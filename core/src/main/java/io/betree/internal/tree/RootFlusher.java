@@ -64,7 +64,8 @@ final class RootFlusher {
      * unless another thread is doing so already: a read that stepped over many pending deletes
      * calls it, so that the reads after it no longer step over them. Writers go on meanwhile (the
      * step holds the root latch only briefly); a flusher left to do it would come too late for a
-     * scan that walks on through the same deletes, and for the next read of a queue's head.
+     * scan that walks on through the same deletes, and for the next read of a queue's head. It
+     * waits for cache room as the read does ({@link #awaitRoomForReader}).
      */
     void flushPath(byte[] key) {
         if (pathFlushing.compareAndSet(false, true)) {
@@ -74,6 +75,18 @@ final class RootFlusher {
                 pathFlushing.set(false);
             }
         }
+    }
+
+    /**
+     * Waits for cache room before or within a read's flush of its path: as the read itself does,
+     * only while the cache is over its hard limit, not until it is back within the eviction
+     * target, which background steps wait for so as to leave the headroom to writers. Waiting
+     * for the target was a seventh of the time of the delete-FIFO's slow head reads and their
+     * most variable part (up to 45 ms a read); without it their median fell from 44-51 ms to
+     * 20-24 ms, the writers' batches unchanged (docs/benchmarks.md, 2026-11-27).
+     */
+    static void awaitRoomForReader(NodeStore store) {
+        store.awaitRoom();
     }
 
     /**
@@ -104,7 +117,11 @@ final class RootFlusher {
      * there may be more to do: the root is (still) over its size and this step moved something.
      */
     boolean flushStep(byte[] toward) {
-        store.awaitBudget();
+        if (toward == null) {
+            store.awaitBudget();
+        } else {
+            awaitRoomForReader(store);
+        }
         tree.flushGate.awaitOpen();
         long child = NOTHING;
         boolean fix = false;
