@@ -339,7 +339,8 @@ public final class NodeCache {
 
     /**
      * Over the eviction target, wakes the evictor; over the budget, waits until it has made room. Callers
-     * hold no latch that others wait on.
+     * hold no latch that writers wait on (a read's flush step holds its subtree's, which only
+     * readers and flush steps of that subtree take).
      */
     public void awaitRoom() {
         awaitBelow(budget.capBytes());

@@ -21,9 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and flush steps of other subtrees go on. Only when the child has grown past its size or shrunk
  * below a quarter of it does a second phase take the structure lock exclusively to split it or
  * merge it with a neighbour and link the result into the root. Nothing waits for the evictor with
- * the latch held ({@link NodeStore#unpin}); before a step starts it waits until the cache is back
- * within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits in the
- * headroom below the hard limit and writers do not wait for the evictor.
+ * the latch held ({@link NodeStore#unpin}); before a background step starts it waits until the
+ * cache is back within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits
+ * in the headroom below the hard limit and writers do not wait for the evictor. A read's step
+ * waits only at the hard limit ({@link #awaitRoomForReader}).
  * Thread-safe.
  */
 final class RootFlusher {
@@ -80,10 +81,11 @@ final class RootFlusher {
     /**
      * Waits for cache room before or within a read's flush of its path: as the read itself does,
      * only while the cache is over its hard limit, not until it is back within the eviction
-     * target, which background steps wait for so as to leave the headroom to writers. Waiting
-     * for the target was a seventh of the time of the delete-FIFO's slow head reads and their
-     * most variable part (up to 45 ms a read); without it their median fell from 44-51 ms to
-     * 20-24 ms, the writers' batches unchanged (docs/benchmarks.md, 2026-11-27).
+     * target, which background steps wait for so as to leave the headroom to writers. The reader
+     * waits for this step: waiting for the target was the largest and most variable wait of the
+     * delete-FIFO's slow head reads (up to 44 ms in one); without it their median fell from 44-51
+     * ms to 20-24 ms, the writers' batches within their runs' spread (docs/benchmarks.md, "Write-path run with
+     * LZ4 at e06970d").
      */
     static void awaitRoomForReader(NodeStore store) {
         store.awaitRoom();
