@@ -308,6 +308,11 @@ public final class Engine implements AutoCloseable {
         txns.endSnapshot(snapshotTs);
     }
 
+    /** The oldest snapshot any reader may use, below which flushes drop versions; for tests. */
+    long horizon() {
+        return txns.oldestSnapshot();
+    }
+
     /** Every commit at or below this timestamp is visible to new readers. */
     public long visibleTs() {
         return txns.visibleTs();

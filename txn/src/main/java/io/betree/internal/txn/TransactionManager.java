@@ -52,6 +52,11 @@ public final class TransactionManager implements MvccHorizon {
     private final Watermark watermark;
     /** The oldest live snapshot, or {@link Long#MAX_VALUE} when there is none; written in the gate. */
     private volatile long oldestSnapshot = Long.MAX_VALUE;
+    /**
+     * While a snapshot is being registered, a watermark read before the snapshot's own (so at or
+     * below it); otherwise {@link Long#MAX_VALUE}. Written in the gate; see {@link #oldestSnapshot()}.
+     */
+    private volatile long snapshotBeginning = Long.MAX_VALUE;
     /** The last timestamp handed out. Guarded by the gate. */
     private long clock;
     private volatile Throwable failure;
@@ -159,10 +164,15 @@ public final class TransactionManager implements MvccHorizon {
         commitGate.lock();
         try {
             checkUsable();
-            // Registered under the gate, so that the horizon cannot pass it meanwhile.
+            // Registered under the gate, so that the conflict table is not pruned past it
+            // meanwhile. The watermark moves outside the gate: a horizon read between this read of
+            // it and the registration could pass the snapshot, so a floor is published first and
+            // the snapshot read after it (see oldestSnapshot()).
+            snapshotBeginning = watermark.visible();
             long ts = watermark.visible();
             activeSnapshots.merge(ts, 1, Integer::sum);
             oldestSnapshot = activeSnapshots.firstKey();
+            snapshotBeginning = Long.MAX_VALUE;
             return ts;
         } finally {
             commitGate.unlock();
@@ -185,10 +195,16 @@ public final class TransactionManager implements MvccHorizon {
      * The oldest snapshot any reader may use: the oldest live snapshot, or the watermark when that
      * is older (a snapshot begun now would take it). Versions older than it are invisible to all.
      * Lock-free.
+     *
+     * <p>The watermark is read first: a snapshot whose registration this read does not see (its
+     * {@link #snapshotBeginning} floor not yet published) reads its timestamp from the watermark
+     * afterwards, at or above the value read here; one whose floor it sees is at or above that
+     * floor; and one whose floor is gone again is in {@link #oldestSnapshot}, written before.
      */
     @Override
     public long oldestSnapshot() {
-        return Math.min(oldestSnapshot, watermark.visible());
+        long visible = watermark.visible();
+        return Math.min(Math.min(visible, snapshotBeginning), oldestSnapshot);
     }
 
     /**
