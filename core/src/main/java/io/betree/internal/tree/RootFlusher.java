@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the latch held ({@link NodeStore#unpin}); before a background step starts it waits until the
  * cache is back within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits
  * in the headroom below the hard limit and writers do not wait for the evictor. A read's step
- * waits only at the hard limit ({@link #awaitRoomForReader}).
+ * waits only at the hard limit on its path ({@link #awaitRoomForReader}); cascades it starts off the
+ * path wait for the target as background steps do.
  * Thread-safe.
  */
 final class RootFlusher {
@@ -65,8 +66,8 @@ final class RootFlusher {
      * unless another thread is doing so already: a read that stepped over many pending deletes
      * calls it, so that the reads after it no longer step over them. Writers go on meanwhile (the
      * step holds the root latch only briefly); a flusher left to do it would come too late for a
-     * scan that walks on through the same deletes, and for the next read of a queue's head. It
-     * waits for cache room as the read does ({@link #awaitRoomForReader}).
+     * scan that walks on through the same deletes, and for the next read of a queue's head. On
+     * its path it waits for cache room as the read does ({@link #awaitRoomForReader}).
      */
     void flushPath(byte[] key) {
         if (pathFlushing.compareAndSet(false, true)) {
@@ -84,7 +85,7 @@ final class RootFlusher {
      * target, which background steps wait for so as to leave the headroom to writers. The reader
      * waits for this step: waiting for the target was the largest and most variable wait of the
      * delete-FIFO's slow head reads (up to 44 ms in one); without it their median fell from 44-51
-     * ms to 20-24 ms, the writers' batches within their runs' spread (docs/benchmarks.md, "Write-path run with
+     * ms to 20-25 ms (docs/benchmarks.md, "Write-path run with
      * LZ4 at e06970d").
      */
     static void awaitRoomForReader(NodeStore store) {

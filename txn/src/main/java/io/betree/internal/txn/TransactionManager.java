@@ -169,11 +169,16 @@ public final class TransactionManager implements MvccHorizon {
             // it and the registration could pass the snapshot, so a floor is published first and
             // the snapshot read after it (see oldestSnapshot()).
             snapshotBeginning = watermark.visible();
-            long ts = watermark.visible();
-            activeSnapshots.merge(ts, 1, Integer::sum);
-            oldestSnapshot = activeSnapshots.firstKey();
-            snapshotBeginning = Long.MAX_VALUE;
-            return ts;
+            try {
+                long ts = watermark.visible();
+                activeSnapshots.merge(ts, 1, Integer::sum);
+                oldestSnapshot = activeSnapshots.firstKey();
+                return ts;
+            } finally {
+                // Even after an error (an OutOfMemoryError in the map): a floor left behind would
+                // hold the horizon, and so every version and the conflict table, back for good.
+                snapshotBeginning = Long.MAX_VALUE;
+            }
         } finally {
             commitGate.unlock();
         }
@@ -203,8 +208,11 @@ public final class TransactionManager implements MvccHorizon {
      */
     @Override
     public long oldestSnapshot() {
+        // In this order (see above): the watermark, then the floor, then the registered snapshots.
         long visible = watermark.visible();
-        return Math.min(Math.min(visible, snapshotBeginning), oldestSnapshot);
+        long beginning = snapshotBeginning;
+        long oldest = oldestSnapshot;
+        return Math.min(Math.min(visible, beginning), oldest);
     }
 
     /**

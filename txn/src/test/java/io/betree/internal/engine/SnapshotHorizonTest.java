@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,7 +30,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SnapshotHorizonTest {
     private static final int WRITERS = 2;
-    /** Commits to run snapshots against; a snapshot starts about every commit or two. */
+    /**
+     * Commits to run snapshots against: a snapshot starts and ends far faster than a commit, some
+     * 1.5 million of them in the run (the code before the floor let the horizon pass 4 of them).
+     */
     private static final long COMMITS = 20_000;
     private static final long MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
@@ -37,6 +41,7 @@ class SnapshotHorizonTest {
     Path dir;
 
     @Test
+    @Timeout(120)
     void theHorizonNeverPassesASnapshotBeingStarted() throws Exception {
         EngineSettings settings = new EngineSettings(16L << 20, false, Duration.ofSeconds(60), Duration.ofSeconds(600),
                 64L << 20);
@@ -69,7 +74,10 @@ class SnapshotHorizonTest {
                     }
                 }
             }));
-            threads.forEach(Thread::start);
+            for (Thread t : threads) {
+                t.setDaemon(true); // not left running should the test time out in join
+                t.start();
+            }
             int violations = 0;
             int snapshots = 0;
             String first = null;
