@@ -339,8 +339,7 @@ public final class NodeCache {
 
     /**
      * Over the eviction target, wakes the evictor; over the budget, waits until it has made room. Callers
-     * hold no latch that writers wait on (a read's flush step holds its subtree's, which only
-     * readers and flush steps of that subtree take).
+     * hold no latch that others wait on.
      */
     public void awaitRoom() {
         awaitBelow(budget.capBytes());

@@ -32,13 +32,8 @@ final class Reshaper {
 
     // ---- flushing ----
 
-    /**
-     * Flushes the heaviest buffers of {@code node} until it fits its size limit; between them waits
-     * for cache room as a background step does, or, with {@code onReadersPath} (a node on the path
-     * a read is having flushed, {@link RootFlusher#flushPath}), as the read itself does. Cascades
-     * below such a node off the read's path wait as background steps do.
-     */
-    void flushWhileOverfull(InternalNode node, boolean onReadersPath) {
+    /** Flushes the heaviest buffers of {@code node} until it fits its size limit. */
+    void flushWhileOverfull(InternalNode node) {
         while (node.size() > config.nodeSize() && node.bufferedBytes() > 0) {
             flushChild(node, node.heaviestChild());
             // A flush below the root holds its subtree's latch but none that writers wait on: a
@@ -46,14 +41,8 @@ final class Reshaper {
             // cache is back within its budget, as before the step began, leaving the headroom up
             // to the hard limit to writers. Waiting only at the hard limit, cascades of two
             // flushers kept the cache there, and a writer waited for the evictor round after round
-            // beside them (five batches of 64-131 ms in a row in a 30 M-row iiBench). A read
-            // waits for the step on its path, which waits only at the limit (see
-            // RootFlusher.awaitRoomForReader).
-            if (onReadersPath) {
-                RootFlusher.awaitRoomForReader(store);
-            } else {
-                store.awaitBudget();
-            }
+            // beside them (five batches of 64-131 ms in a row in a 30 M-row iiBench).
+            store.awaitBudget();
         }
     }
 
@@ -137,7 +126,7 @@ final class Reshaper {
         } finally {
             batch.release();
         }
-        flushWhileOverfull(c, toward != null);
+        flushWhileOverfull(c);
         if (toward != null) {
             flushChild(c, c.childFor(toward), toward);
         }

@@ -21,11 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and flush steps of other subtrees go on. Only when the child has grown past its size or shrunk
  * below a quarter of it does a second phase take the structure lock exclusively to split it or
  * merge it with a neighbour and link the result into the root. Nothing waits for the evictor with
- * the latch held ({@link NodeStore#unpin}); before a background step starts it waits until the
- * cache is back within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits
- * in the headroom below the hard limit and writers do not wait for the evictor. A read's step
- * waits only at the hard limit on its path ({@link #awaitRoomForReader}); cascades it starts off the
- * path wait for the target as background steps do.
+ * the latch held ({@link NodeStore#unpin}); before a step starts it waits until the cache is back
+ * within its budget ({@link NodeStore#awaitBudget}), so that its burst of loads fits in the
+ * headroom below the hard limit and writers do not wait for the evictor.
  * Thread-safe.
  */
 final class RootFlusher {
@@ -66,8 +64,7 @@ final class RootFlusher {
      * unless another thread is doing so already: a read that stepped over many pending deletes
      * calls it, so that the reads after it no longer step over them. Writers go on meanwhile (the
      * step holds the root latch only briefly); a flusher left to do it would come too late for a
-     * scan that walks on through the same deletes, and for the next read of a queue's head. On
-     * its path it waits for cache room as the read does ({@link #awaitRoomForReader}).
+     * scan that walks on through the same deletes, and for the next read of a queue's head.
      */
     void flushPath(byte[] key) {
         if (pathFlushing.compareAndSet(false, true)) {
@@ -77,19 +74,6 @@ final class RootFlusher {
                 pathFlushing.set(false);
             }
         }
-    }
-
-    /**
-     * Waits for cache room before or within a read's flush of its path: as the read itself does,
-     * only while the cache is over its hard limit, not until it is back within the eviction
-     * target, which background steps wait for so as to leave the headroom to writers. The reader
-     * waits for this step: waiting for the target was the largest and most variable wait of the
-     * delete-FIFO's slow head reads (up to 44 ms in one); without it their median fell from 44-51
-     * ms to 20-25 ms (docs/benchmarks.md, "Write-path run with
-     * LZ4 at e06970d").
-     */
-    static void awaitRoomForReader(NodeStore store) {
-        store.awaitRoom();
     }
 
     /**
@@ -120,11 +104,7 @@ final class RootFlusher {
      * there may be more to do: the root is (still) over its size and this step moved something.
      */
     boolean flushStep(byte[] toward) {
-        if (toward == null) {
-            store.awaitBudget();
-        } else {
-            awaitRoomForReader(store);
-        }
+        store.awaitBudget();
         tree.flushGate.awaitOpen();
         long child = NOTHING;
         boolean fix = false;
