@@ -49,7 +49,7 @@ class SubtreeConcurrencyTest {
     private final List<List<Long>> history = new ArrayList<>();
     /** Every write up to this msn is in the tree. */
     private final AtomicLong applied = new AtomicLong();
-    /** Each reader's snapshot while it reads, else {@link Long#MAX_VALUE}. */
+    /** Each reader's floor while it reads (at or below its snapshot), else {@link Long#MAX_VALUE}. */
     private final AtomicLongArray snapshots = new AtomicLongArray(READERS);
 
     @Test

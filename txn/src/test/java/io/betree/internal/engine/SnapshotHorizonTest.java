@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -31,11 +32,11 @@ import org.junit.jupiter.api.io.TempDir;
 class SnapshotHorizonTest {
     private static final int WRITERS = 2;
     /**
-     * Commits to run snapshots against: a snapshot starts and ends far faster than a commit, some
-     * 1.5 million of them in the run (the code before the floor let the horizon pass 4 of them).
+     * Commits to run snapshots against: a snapshot starts and ends far faster than a commit, 0.4 to
+     * 1.5 million of them in a run (the code before the floor let the horizon pass 3 to 5 of them).
      */
     private static final long COMMITS = 20_000;
-    private static final long MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    private static final long MAX_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     @TempDir
     Path dir;
