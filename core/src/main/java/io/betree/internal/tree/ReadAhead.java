@@ -74,8 +74,7 @@ final class ReadAhead implements AutoCloseable {
             started = new HashMap<>();
             waiting = new LinkedHashSet<>();
         }
-        if (!started.containsKey(block) && !waiting.contains(block)) {
-            waiting.add(block);
+        if (!started.containsKey(block) && waiting.add(block)) {
             startWaiting();
         }
     }
