@@ -133,7 +133,7 @@ final class RootFlusher {
             tree.structure.readLock().unlock();
             // Also after a failure: a failed tree's root counts as empty, which lets its stopped
             // writers go on to find the failure.
-            BackPressure.PROCESS.rootShrunk();
+            BackPressure.PROCESS.rootShrunk(tree.rootFullness());
         }
         if (fix) {
             fixChild(child);
@@ -235,7 +235,7 @@ final class RootFlusher {
             tree.rootLatch.writeLock().unlock();
         }
         // Writers stopped at the root's limit go on now, not once the push below has ended.
-        BackPressure.PROCESS.rootShrunk();
+        BackPressure.PROCESS.rootShrunk(tree.rootFullness());
         CacheEntry child;
         try {
             child = store.pinNode(childBlock, childHeight);

@@ -328,8 +328,7 @@ public final class TransactionManager implements MvccHorizon {
                     + ": another transaction committed it after this transaction's snapshot");
         }
         List<BeTree> trees = treesOf(byTree);
-        apply(trees, treeTurns, false, (t, tree) -> tree.writeAll(byTree.get(t), ts));
-        watermark.applied(ts);
+        apply(trees, treeTurns, false, ts, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
         }
@@ -406,12 +405,11 @@ public final class TransactionManager implements MvccHorizon {
             long commitTs = ts;
             largeApplies.incrementAndGet();
             try {
-                apply(touched, treeTurns, true, (t, tree) -> writerWaitNanos.addAndGet(
+                apply(touched, treeTurns, true, commitTs, (t, tree) -> writerWaitNanos.addAndGet(
                         LargeCommitStream.apply(run, ids.get(t), tree, commitTs)));
             } finally {
                 largeApplies.decrementAndGet();
             }
-            watermark.applied(commitTs);
             if (!watermark.awaitVisible(commitTs, () -> failure != null)) {
                 checkUsable();
             }
@@ -467,17 +465,34 @@ public final class TransactionManager implements MvccHorizon {
     }
 
     /**
-     * Applies a logged commit's writes, each tree in its turn. Every turn is ended, even after a
-     * failure, so later commits do not wait forever (they then fail on the unusable tree).
+     * Applies a logged commit's writes, each tree in its turn, and marks commit {@code ts}
+     * applied ({@link Watermark#applied}). Every turn is ended, even after a failure, so later
+     * commits do not wait forever (they then fail on the unusable tree).
+     *
+     * <p>The mark is made in the last tree's turn, by whichever thread runs it: the turns before
+     * it have run by then (this thread ran them in order), and a thread running turns of several
+     * commits marks them in commit order. When each commit marked itself once its thread was
+     * woken, owners woken out of order waited again for the watermark: in a 16-writer time
+     * series, a park on the watermark for every other commit.
      */
-    private void apply(List<BeTree> trees, long[] treeTurns, boolean large, TreeWriter writer) {
+    private void apply(List<BeTree> trees, long[] treeTurns, boolean large, long ts, TreeWriter writer) {
+        if (treeTurns.length == 0) {
+            watermark.applied(ts);
+            return;
+        }
         Throwable failed = null;
         for (int t = 0; t < treeTurns.length; t++) {
             BeTree tree = trees.get(t);
             int treeNumber = t;
+            boolean last = t == treeTurns.length - 1;
             // After a failure the later turns still run, with nothing to write, so that the
-            // commits behind this one are not left waiting.
-            Runnable writes = failed == null ? () -> writer.write(treeNumber, tree) : () -> { };
+            // commits behind this one are not left waiting; the commit is not marked applied.
+            Runnable writes = failed != null ? () -> { }
+                    : last ? () -> {
+                        writer.write(treeNumber, tree);
+                        watermark.applied(ts);
+                    }
+                    : () -> writer.write(treeNumber, tree);
             try {
                 turns.run(tree, treeTurns[t], writes, large);
             } catch (RuntimeException | Error e) {
