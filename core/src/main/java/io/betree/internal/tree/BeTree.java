@@ -474,8 +474,9 @@ public final class BeTree {
 
     /**
      * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
-     * every key so far. Puts go down the sequential path to the rightmost leaf, which changes nodes
-     * below the root; deletes there have nothing to delete. Returns where the run ended, or -1,
+     * every key so far. Puts go down the sequential path to the rightmost leaf a part of the run at
+     * a time ({@link #sequentialPartEnd}), which changes nodes below the root; deletes there have
+     * nothing to delete. Returns where the run ended, or -1,
      * having written nothing, when a node or basement on that path is not in the cache: a writer
      * does not read nodes (under a 64 MiB cache, reading them made commits of a sequential load
      * wait 8-60 ms), so the run goes to the root's buffer, and the flushers bring the path back.
@@ -491,14 +492,17 @@ public final class BeTree {
                 if (path == null) {
                     return -1;
                 }
-                for (; i < writes.size() && beyondMaxKey(writes.get(i)); i++) {
-                    TreeWrite w = writes.get(i);
-                    if (w.type() == MessageType.DELETE) {
-                        continue;
+                while (i < writes.size() && beyondMaxKey(writes.get(i))) {
+                    int end = sequentialPartEnd(writes, i);
+                    reshaper.appendRightmost(root, writes, i, end, msn);
+                    for (int k = end - 1; k >= i; k--) {
+                        if (writes.get(k).type() != MessageType.DELETE) {
+                            maxKey = writes.get(k).key().clone();
+                            break;
+                        }
                     }
-                    reshaper.appendRightmost(root, w.key(), w.value(), msn);
-                    maxKey = w.key().clone();
                     root = reshaper.fixRoot(root, true, this::setRoot);
+                    i = end;
                 }
                 noteRootSize(root);
                 return i;
@@ -511,6 +515,30 @@ public final class BeTree {
         } finally {
             rootLatch.writeLock().unlock();
         }
+    }
+
+    /**
+     * Where the part of the sequential run that starts at {@code from} (a key beyond every key)
+     * ends: at the first key not beyond the puts before it, or once the puts hold about a
+     * basement's bytes, so that the nodes on the path, fixed after each part, stay near their
+     * limits. Writers lock held.
+     */
+    private int sequentialPartEnd(List<? extends TreeWrite> writes, int from) {
+        byte[] max = maxKey;
+        long bytes = 0;
+        int end = from;
+        while (end < writes.size() && bytes < config.basementSize()) {
+            TreeWrite w = writes.get(end);
+            if (max != null && Keys.compare(w.key(), max) <= 0) {
+                break;
+            }
+            if (w.type() != MessageType.DELETE) {
+                max = w.key();
+                bytes += w.key().length + (w.value() == null ? 0 : w.value().length);
+            }
+            end++;
+        }
+        return end;
     }
 
     /**
