@@ -35,7 +35,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * writer later waited out about a hundred of them at once (455 ms for one slot of a few
  * milliseconds). A commit that took longer than usual ({@link UsualCommitTime}) is delayed by that
  * much less: its writer was already kept from writing. The part of a delay past the pace ends early
- * once the root is within its size and the cache below the part of its headroom that slows writers.
+ * once the root is within its size and the cache below the part of its headroom that slows writers
+ * (looked at every {@link #CACHE_RECHECK_NANOS} when only the cache holds the writer).
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance
@@ -60,16 +61,27 @@ final class BackPressure {
      * (at the hard limit); the rest is the tree's learned pace ({@link WritePace}).
      */
     static final long MAX_ROOT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /** How often a stopped writer looks again, in case a shrink came before it waited. */
+    /**
+     * How often a stopped writer looks again on its own: a tree that closes, or fails outside a
+     * flush step, wakes nobody.
+     */
     private static final long STOPPED_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /**
+     * How often a writer past its pace, held only because the node cache is in the part of its
+     * headroom that slows writers, looks at the cache again: the evictor wakes nobody.
+     */
+    private static final long CACHE_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     static final BackPressure PROCESS = new BackPressure();
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition shrunk = lock.newCondition();
-    /** Writers past their pace waiting for a root within its size ({@link #awaitShrink}). */
+    /** Signalled when a root is within its size: slowed writers may end early. */
+    private final Condition withinSize = lock.newCondition();
+    /** Signalled when a root is below {@link #STOP_AT}: stopped writers may go on. */
+    private final Condition belowStop = lock.newCondition();
+    /** Slowed writers waiting out their delay ({@link #awaitSlowed}). */
     private final AtomicInteger slowed = new AtomicInteger();
-    /** Writers stopped until a root is below {@link #STOP_AT} ({@link #awaitShrink}). */
+    /** Writers stopped until a root is below {@link #STOP_AT} ({@link #awaitStopped}). */
     private final AtomicInteger stopped = new AtomicInteger();
 
     private BackPressure() {
@@ -118,12 +130,11 @@ final class BackPressure {
             // writers). The pace is always waited: ended early whenever the cache dipped below,
             // delays went back to coming in lumps (in a delete-FIFO load the median batch waited
             // nothing, others tens of milliseconds).
-            awaitShrink(end, slowed, () -> System.nanoTime() < pacedEnd || tree.rootFullness() > 1
-                    || tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM);
+            awaitSlowed(tree, pacedEnd, end);
         } else {
             while (fullest >= STOP_AT) {
                 requestFlushes(trees);
-                awaitShrink(System.nanoTime() + STOPPED_RECHECK_NANOS, stopped, () -> fullest(trees) >= STOP_AT);
+                awaitStopped(System.nanoTime() + STOPPED_RECHECK_NANOS, () -> fullest(trees) >= STOP_AT);
                 fullest = fullest(trees);
             }
         }
@@ -153,13 +164,19 @@ final class BackPressure {
      * series park again about once per commit.
      */
     void rootShrunk(double fullness) {
-        int waiters = fullness <= 1 ? slowed.get() + stopped.get() : fullness < STOP_AT ? stopped.get() : 0;
-        if (waiters == 0) {
+        boolean wakeSlowed = fullness <= 1 && slowed.get() > 0;
+        boolean wakeStopped = fullness < STOP_AT && stopped.get() > 0;
+        if (!wakeSlowed && !wakeStopped) {
             return;
         }
         lock.lock();
         try {
-            shrunk.signalAll();
+            if (wakeSlowed) {
+                withinSize.signalAll();
+            }
+            if (wakeStopped) {
+                belowStop.signalAll();
+            }
         } finally {
             lock.unlock();
         }
@@ -189,31 +206,73 @@ final class BackPressure {
     }
 
     /**
-     * Waits until {@code deadline} ({@link System#nanoTime}) while {@code holding} says the writer
-     * is still held, looking again at each shrink that may release it. {@code holding} is asked
-     * after the writer has counted itself in {@code waiters} ({@link #slowed} or {@link #stopped})
-     * and taken the lock, so that a shrink that found no waiter to wake came before the look and
-     * is seen by it. An interrupt does not end the hold (the
-     * commit is already visible, so nothing is undone); it is passed on once the wait is over,
-     * rather than set again at once, which made every later wait of a stopped writer return at
-     * once and spin.
+     * Waits out a slowed writer's delay: until {@code pacedEnd} whatever happens, then until
+     * {@code end} unless the tree's root is within its size and its cache out of the part of its
+     * headroom that slows writers ({@link System#nanoTime} times). One wait in the usual case,
+     * where the root stays past its size: only a flush step that brings it within wakes the
+     * writer, which then looks again at the pace's end. When every step woke every held writer
+     * (twice a step), each of 16 writers of a time series parked about twice per commit. The
+     * writer counts itself in {@link #slowed} and takes the lock before it looks at the root, so
+     * that a shrink that found no waiter to wake came before the look and is seen by it. An
+     * interrupt is passed on once the wait is over.
      */
-    private void awaitShrink(long deadline, AtomicInteger waiters, BooleanSupplier holding) {
+    private void awaitSlowed(BeTree tree, long pacedEnd, long end) {
         boolean interrupted = Thread.interrupted();
-        waiters.incrementAndGet();
+        slowed.incrementAndGet();
         lock.lock();
         try {
-            for (long left = deadline - System.nanoTime(); left > 0 && holding.getAsBoolean();
-                    left = deadline - System.nanoTime()) {
+            for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+                boolean rootWithin = tree.rootFullness() <= 1;
+                long wakeAt;
+                if (now < pacedEnd) {
+                    wakeAt = rootWithin ? pacedEnd : end;
+                } else if (!rootWithin) {
+                    wakeAt = end;
+                } else if (tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM) {
+                    wakeAt = Math.min(end, now + CACHE_RECHECK_NANOS);
+                } else {
+                    break;
+                }
                 try {
-                    shrunk.awaitNanos(left);
+                    withinSize.awaitNanos(wakeAt - now);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
             }
         } finally {
             lock.unlock();
-            waiters.decrementAndGet();
+            slowed.decrementAndGet();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Waits until {@code deadline} ({@link System#nanoTime}) while {@code holding} says the
+     * stopped writer is still held, looking again at each shrink that may release it. {@code holding}
+     * is asked after the writer has counted itself in {@link #stopped} and taken the lock, so that
+     * a shrink that found no waiter to wake came before the look and is seen by it. An interrupt does not end the hold (the
+     * commit is already visible, so nothing is undone); it is passed on once the wait is over,
+     * rather than set again at once, which made every later wait of a stopped writer return at
+     * once and spin.
+     */
+    private void awaitStopped(long deadline, BooleanSupplier holding) {
+        boolean interrupted = Thread.interrupted();
+        stopped.incrementAndGet();
+        lock.lock();
+        try {
+            for (long left = deadline - System.nanoTime(); left > 0 && holding.getAsBoolean();
+                    left = deadline - System.nanoTime()) {
+                try {
+                    belowStop.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            lock.unlock();
+            stopped.decrementAndGet();
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

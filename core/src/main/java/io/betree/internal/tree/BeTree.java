@@ -474,9 +474,9 @@ public final class BeTree {
 
     /**
      * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
-     * every key so far. Puts go down the sequential path to the rightmost leaf a part of the run at
-     * a time ({@link #sequentialPartEnd}), which changes nodes below the root; deletes there have
-     * nothing to delete. Returns where the run ended, or -1,
+     * every key so far. Puts go down the sequential path to the rightmost leaf, a part that fills
+     * a basement at a time ({@link Reshaper#appendRightmost}), which changes nodes below the root;
+     * deletes there have nothing to delete. Returns where the run ended, or -1,
      * having written nothing, when a node or basement on that path is not in the cache: a writer
      * does not read nodes (under a 64 MiB cache, reading them made commits of a sequential load
      * wait 8-60 ms), so the run goes to the root's buffer, and the flushers bring the path back.
@@ -492,9 +492,13 @@ public final class BeTree {
                 if (path == null) {
                     return -1;
                 }
-                while (i < writes.size() && beyondMaxKey(writes.get(i))) {
-                    int end = sequentialPartEnd(writes, i);
-                    reshaper.appendRightmost(root, writes, i, end, msn);
+                int runEnd = risingRunEnd(writes, i);
+                while (i < runEnd) {
+                    if (writes.get(i).type() == MessageType.DELETE) {
+                        i++; // nothing at or beyond this key to delete, and nothing to fix
+                        continue;
+                    }
+                    int end = reshaper.appendRightmost(root, writes, i, runEnd, msn);
                     for (int k = end - 1; k >= i; k--) {
                         if (writes.get(k).type() != MessageType.DELETE) {
                             maxKey = writes.get(k).key().clone();
@@ -518,25 +522,20 @@ public final class BeTree {
     }
 
     /**
-     * Where the part of the sequential run that starts at {@code from} (a key beyond every key)
-     * ends: at the first key not beyond the puts before it, or once the puts hold about a
-     * basement's bytes, so that the nodes on the path, fixed after each part, stay near their
-     * limits. Writers lock held.
+     * Where the run of writes from {@code from} (a key beyond every key) ends whose keys each lie
+     * beyond every key and every put before them. Writers lock held.
      */
-    private int sequentialPartEnd(List<? extends TreeWrite> writes, int from) {
+    private int risingRunEnd(List<? extends TreeWrite> writes, int from) {
         byte[] max = maxKey;
-        long bytes = 0;
         int end = from;
-        while (end < writes.size() && bytes < config.basementSize()) {
+        for (; end < writes.size(); end++) {
             TreeWrite w = writes.get(end);
             if (max != null && Keys.compare(w.key(), max) <= 0) {
                 break;
             }
             if (w.type() != MessageType.DELETE) {
                 max = w.key();
-                bytes += w.key().length + (w.value() == null ? 0 : w.value().length);
             }
-            end++;
         }
         return end;
     }

@@ -265,26 +265,27 @@ final class Reshaper {
     }
 
     /**
-     * Inserts the puts of {@code writes[from, to)}, whose keys rise and lie beyond every key of the
-     * tree, into the rightmost basement below {@code node} (sequential path); deletes among them
-     * have nothing to delete. The run goes down the rightmost path once and each node on it is
-     * brought back within its limits once, after the whole run: one descent and one fix per key
-     * made a sequential commit's first batch take 100-150 ms in a JVM just started, its code
-     * still interpreted. The caller keeps runs to about a basement's size.
+     * Inserts puts of {@code writes[from, to)}, whose keys rise and lie beyond every key of the
+     * tree, into the rightmost basement below {@code node} (sequential path), up to and including
+     * the one that fills it; returns where it stopped. Deletes among them have nothing to delete.
+     * A part of a run goes down the rightmost path once and each node on it is brought back within
+     * its limits once, after the part, so that a node grows by at most a basement before it is
+     * fixed: one descent and one fix per key took a test tree 1.2-2.7 s for 2,000 commits of
+     * 1,000 rising keys, against 0.54-1.15 s.
      */
-    void appendRightmost(CacheEntry node, List<? extends TreeWrite> writes, int from, int to, long ts) {
+    int appendRightmost(CacheEntry node, List<? extends TreeWrite> writes, int from, int to, long ts) {
         if (node instanceof LeafNode leaf) {
-            appendToLastBasement(leaf, writes, from, to, ts);
-            return;
+            return appendToLastBasement(leaf, writes, from, to, ts);
         }
         InternalNode in = (InternalNode) node;
         int last = in.children.size() - 1;
         CacheEntry child = store.pinChild(in, last);
         boolean consumed = false;
         try {
-            appendRightmost(child, writes, from, to, ts);
+            int end = appendRightmost(child, writes, from, to, ts);
             consumed = true;
             fixChild(in, last, child, true);
+            return end;
         } finally {
             if (!consumed) {
                 store.unpin(child, true);
@@ -292,7 +293,7 @@ final class Reshaper {
         }
     }
 
-    private void appendToLastBasement(LeafNode leaf, List<? extends TreeWrite> writes, int from, int to, long ts) {
+    private int appendToLastBasement(LeafNode leaf, List<? extends TreeWrite> writes, int from, int to, long ts) {
         int last = leaf.basements.size() - 1;
         Basement b = store.pinBasement(leaf.basements.get(last));
         try {
@@ -311,11 +312,11 @@ final class Reshaper {
                     store.addNew(next);
                     leaf.sealed(last, b);
                     leaf.insertAfter(last, next);
-                    store.unpin(b, true);
-                    b = next;
-                    last++;
+                    store.unpin(next, true);
+                    return i + 1;
                 }
             }
+            return to;
         } finally {
             store.unpin(b, true);
         }

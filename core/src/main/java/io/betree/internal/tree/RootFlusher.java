@@ -137,6 +137,8 @@ final class RootFlusher {
         }
         if (fix) {
             fixChild(child);
+            // A root split leaves a new root with empty buffers: writers held for its size may go.
+            BackPressure.PROCESS.rootShrunk(tree.rootFullness());
         }
         return tree.rootFullness() > 1;
     }
