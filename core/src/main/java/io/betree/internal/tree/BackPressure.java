@@ -160,8 +160,8 @@ final class BackPressure {
      * A flusher has made a root smaller, to {@code fullness} node sizes: wakes the writers it may
      * release. Slowed writers end their wait early only once a root is within its size, stopped
      * ones once it is below {@link #STOP_AT}; a root that shrank but stays past that wakes nobody.
-     * Waking every held writer at every step, twice a step, made each of 16 writers of a time
-     * series park again about once per commit.
+     * Waking every held writer at every step, twice a step, made 16 writers of a time series park
+     * 1.9 times per commit in back-pressure, about once more than their delays needed.
      */
     void rootShrunk(double fullness) {
         boolean wakeSlowed = fullness <= 1 && slowed.get() > 0;
@@ -211,7 +211,7 @@ final class BackPressure {
      * headroom that slows writers ({@link System#nanoTime} times). One wait in the usual case,
      * where the root stays past its size: only a flush step that brings it within wakes the
      * writer, which then looks again at the pace's end. When every step woke every held writer
-     * (twice a step), each of 16 writers of a time series parked about twice per commit. The
+     * (twice a step), 16 writers of a time series parked 1.9 times per commit here. The
      * writer counts itself in {@link #slowed} and takes the lock before it looks at the root, so
      * that a shrink that found no waiter to wake came before the look and is seen by it. An
      * interrupt is passed on once the wait is over.
