@@ -1,11 +1,11 @@
 package io.betree.internal.tree;
 
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongUnaryOperator;
 
 /**
  * Holds writers back when the flushers or the evictor fall behind, smoothly before it stops them.
@@ -81,7 +81,7 @@ final class BackPressure {
     private final Condition belowStop = lock.newCondition();
     /** Slowed writers waiting out their delay ({@link #awaitSlowed}). */
     private final AtomicInteger slowed = new AtomicInteger();
-    /** Writers stopped until a root is below {@link #STOP_AT} ({@link #awaitStopped}). */
+    /** Writers stopped until a root is below {@link #STOP_AT} ({@link #await}). */
     private final AtomicInteger stopped = new AtomicInteger();
 
     private BackPressure() {
@@ -134,7 +134,8 @@ final class BackPressure {
         } else {
             while (fullest >= STOP_AT) {
                 requestFlushes(trees);
-                awaitStopped(System.nanoTime() + STOPPED_RECHECK_NANOS, () -> fullest(trees) >= STOP_AT);
+                long recheckAt = System.nanoTime() + STOPPED_RECHECK_NANOS;
+                await(belowStop, stopped, now -> now < recheckAt && fullest(trees) >= STOP_AT ? recheckAt : now);
                 fullest = fullest(trees);
             }
         }
@@ -211,68 +212,51 @@ final class BackPressure {
      * headroom that slows writers ({@link System#nanoTime} times). One wait in the usual case,
      * where the root stays past its size: only a flush step that brings it within wakes the
      * writer, which then looks again at the pace's end. When every step woke every held writer
-     * (twice a step), 16 writers of a time series parked 1.9 times per commit here. The
-     * writer counts itself in {@link #slowed} and takes the lock before it looks at the root, so
-     * that a shrink that found no waiter to wake came before the look and is seen by it. An
-     * interrupt is passed on once the wait is over.
+     * (twice a step), 16 writers of a time series parked 1.9 times per commit here.
      */
     private void awaitSlowed(BeTree tree, long pacedEnd, long end) {
-        boolean interrupted = Thread.interrupted();
-        slowed.incrementAndGet();
-        lock.lock();
-        try {
-            for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
-                boolean rootWithin = tree.rootFullness() <= 1;
-                long wakeAt;
-                if (now < pacedEnd) {
-                    wakeAt = rootWithin ? pacedEnd : end;
-                } else if (!rootWithin) {
-                    wakeAt = end;
-                } else if (tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM) {
-                    wakeAt = Math.min(end, now + CACHE_RECHECK_NANOS);
-                } else {
-                    break;
-                }
-                try {
-                    withinSize.awaitNanos(wakeAt - now);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+        await(withinSize, slowed, now -> {
+            if (now >= end) {
+                return now;
             }
-        } finally {
-            lock.unlock();
-            slowed.decrementAndGet();
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+            boolean rootWithin = tree.rootFullness() <= 1;
+            if (now < pacedEnd) {
+                return rootWithin ? pacedEnd : end;
+            } else if (!rootWithin) {
+                return end;
+            } else if (tree.cacheHeadroomUsed() > MEMORY_SLOW_FROM) {
+                return Math.min(end, now + CACHE_RECHECK_NANOS);
+            }
+            return now; // within size and out of the cache's slow band: the delay ends
+        });
     }
 
     /**
-     * Waits until {@code deadline} ({@link System#nanoTime}) while {@code holding} says the
-     * stopped writer is still held, looking again at each shrink that may release it. {@code holding}
-     * is asked after the writer has counted itself in {@link #stopped} and taken the lock, so that
-     * a shrink that found no waiter to wake came before the look and is seen by it. An interrupt does not end the hold (the
-     * commit is already visible, so nothing is undone); it is passed on once the wait is over,
-     * rather than set again at once, which made every later wait of a stopped writer return at
-     * once and spin.
+     * Waits on {@code condition} until {@code wakeAt}, given the time ({@link System#nanoTime}),
+     * says a time not after it (the wait is over); between, until the time it says or a signal.
+     * The writer counts itself in {@code waiters} ({@link #slowed} or {@link #stopped}) and takes
+     * the lock before {@code wakeAt} first looks at the roots, so that a shrink that found no
+     * waiter to wake came before the look and is seen by it. An interrupt does not end the hold
+     * (the commit is already visible, so nothing is undone); it is passed on once the wait is
+     * over, rather than set again at once, which made every later wait of a stopped writer return
+     * at once and spin.
      */
-    private void awaitStopped(long deadline, BooleanSupplier holding) {
+    private void await(Condition condition, AtomicInteger waiters, LongUnaryOperator wakeAt) {
         boolean interrupted = Thread.interrupted();
-        stopped.incrementAndGet();
+        waiters.incrementAndGet();
         lock.lock();
         try {
-            for (long left = deadline - System.nanoTime(); left > 0 && holding.getAsBoolean();
-                    left = deadline - System.nanoTime()) {
+            for (long now = System.nanoTime(), until = wakeAt.applyAsLong(now); until > now;
+                    now = System.nanoTime(), until = wakeAt.applyAsLong(now)) {
                 try {
-                    belowStop.awaitNanos(left);
+                    condition.awaitNanos(until - now);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
             }
         } finally {
             lock.unlock();
-            stopped.decrementAndGet();
+            waiters.decrementAndGet();
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

@@ -492,24 +492,23 @@ public final class BeTree {
                 if (path == null) {
                     return -1;
                 }
-                int runEnd = risingRunEnd(writes, i);
+                int runEnd = risingRunEnd(writes, from);
                 while (i < runEnd) {
                     if (writes.get(i).type() == MessageType.DELETE) {
                         i++; // nothing at or beyond this key to delete, and nothing to fix
                         continue;
                     }
-                    int end = reshaper.appendRightmost(root, writes, i, runEnd, msn);
-                    for (int k = end - 1; k >= i; k--) {
-                        if (writes.get(k).type() != MessageType.DELETE) {
-                            maxKey = writes.get(k).key().clone();
-                            break;
-                        }
-                    }
+                    i = reshaper.appendRightmost(root, writes, i, runEnd, msn);
                     root = reshaper.fixRoot(root, true, this::setRoot);
-                    i = end;
+                }
+                for (int k = runEnd - 1; k >= from; k--) {
+                    if (writes.get(k).type() != MessageType.DELETE) {
+                        maxKey = writes.get(k).key().clone();
+                        break;
+                    }
                 }
                 noteRootSize(root);
-                return i;
+                return runEnd;
             } finally {
                 if (path != null) {
                     store.releasePath(path);

@@ -270,8 +270,8 @@ final class Reshaper {
      * the one that fills it; returns where it stopped. Deletes among them have nothing to delete.
      * A part of a run goes down the rightmost path once and each node on it is brought back within
      * its limits once, after the part, so that a node grows by at most a basement before it is
-     * fixed: one descent and one fix per key took a test tree 1.2-2.7 s for 2,000 commits of
-     * 1,000 rising keys, against 0.54-1.15 s.
+     * fixed. 2,000 commits of 1,000 rising 8-byte keys with 100-byte values into a test tree took
+     * 1.2-2.7 s with one descent and one fix per key, 0.43-1.03 s in parts (two rounds of three).
      */
     int appendRightmost(CacheEntry node, List<? extends TreeWrite> writes, int from, int to, long ts) {
         if (node instanceof LeafNode leaf) {

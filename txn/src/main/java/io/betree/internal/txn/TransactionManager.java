@@ -487,12 +487,12 @@ public final class TransactionManager implements MvccHorizon {
             boolean last = t == treeTurns.length - 1;
             // After a failure the later turns still run, with nothing to write, so that the
             // commits behind this one are not left waiting; the commit is not marked applied.
-            Runnable writes = failed != null ? () -> { }
-                    : last ? () -> {
-                        writer.write(treeNumber, tree);
-                        watermark.applied(ts);
-                    }
-                    : () -> writer.write(treeNumber, tree);
+            Runnable writes = failed != null ? () -> { } : () -> {
+                writer.write(treeNumber, tree);
+                if (last) {
+                    watermark.applied(ts);
+                }
+            };
             try {
                 turns.run(tree, treeTurns[t], writes, large);
             } catch (RuntimeException | Error e) {
