@@ -29,6 +29,13 @@ import java.util.function.LongUnaryOperator;
  * 20.5-24.8 ms in four runs (docs/benchmarks.md). Without the proportional part for the cache,
  * writers ran into its budget and waited there (p99 40.5 ms).
  *
+ * <p>The part in proportion to the root's fullness is multiplied by the writers held back on the
+ * tree at the time, this one included: n writers each delayed the same bring n times the commits
+ * that one would, so a delay that slows one writer enough barely slows sixteen. With one writer's
+ * delay for each, 16 writers of a time series ran the root up to {@link #STOP_AT} over and over
+ * while the pace caught up, and all 16 waited there together (17 to 38 batches over 100 ms after
+ * the first half second of a run, three runs); with the delay times the writers held, 0 to 2.
+ *
  * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
  * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
  * series against 98 ms), and a slot's end stayed booked when its writer left early, so that a lone
@@ -58,7 +65,8 @@ final class BackPressure {
     /**
      * The part of the delay in proportion to the root's fullness past {@link #SLOW_FROM} (or the
      * cache's headroom past {@link #MEMORY_SLOW_FROM}), at most this just below {@link #STOP_AT}
-     * (at the hard limit); the rest is the tree's learned pace ({@link WritePace}).
+     * (at the hard limit), times the writers held on the tree at once (up to
+     * {@link #MAX_DELAY_NANOS} in all); the rest is the tree's learned pace ({@link WritePace}).
      */
     static final long MAX_ROOT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /**
@@ -88,16 +96,29 @@ final class BackPressure {
     }
 
     /**
-     * Delays the calling writer as the fullest root among {@code trees} requires, less the time
-     * by which its commit, which took {@code commitNanos} (0: not known), overran the usual commit
-     * to that tree ({@link UsualCommitTime}); returns the nanoseconds it waited. The caller holds
-     * no lock of any tree.
+     * Delays the calling writer as the fullest root among {@code trees} and the writers held on it
+     * require, less the time by which its commit, which took {@code commitNanos} (0: not known),
+     * overran the usual commit to that tree ({@link UsualCommitTime}); returns the nanoseconds it
+     * waited. The caller holds no lock of any tree.
      */
     long holdBack(List<BeTree> trees, long commitNanos) {
         BeTree tree = fullestTree(trees);
         if (tree == null) {
             return 0;
         }
+        int held = tree.heldWriters.incrementAndGet();
+        try {
+            return holdBack(trees, tree, held, commitNanos);
+        } finally {
+            tree.heldWriters.decrementAndGet();
+        }
+    }
+
+    /**
+     * {@link #holdBack(List, long)} for the fullest tree among {@code trees}, {@code tree}, on
+     * which {@code held} writers are being held, this one included.
+     */
+    private long holdBack(List<BeTree> trees, BeTree tree, int held, long commitNanos) {
         long start = System.nanoTime();
         double memory = tree.cacheHeadroomUsed();
         long overrun = commitNanos > 0 ? tree.usualCommitTime.overrun(commitNanos) : 0;
@@ -118,7 +139,7 @@ final class BackPressure {
         }
         if (fullest < STOP_AT) {
             requestFlushes(trees);
-            long proportional = proportionalDelay(Math.max(rootPosition(fullest), memoryPosition(memory)));
+            long proportional = held * proportionalDelay(Math.max(rootPosition(fullest), memoryPosition(memory)));
             long delay = Math.min(MAX_DELAY_NANOS, proportional + paced) - overrun;
             if (delay <= 0) {
                 return 0;

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -79,6 +80,8 @@ public final class BeTree {
     final UsualCommitTime usualCommitTime = new UsualCommitTime();
     /** How much this tree's writers are slowed to match its flushers, for back-pressure. */
     final WritePace writePace = new WritePace();
+    /** Writers back-pressure is holding back on this tree right now. */
+    final AtomicInteger heldWriters = new AtomicInteger();
     /** Guarded by {@code writers}. */
     private byte[] maxKey;
     private boolean maxKeyKnown;

@@ -92,13 +92,47 @@ class BackPressureTest {
                 waits.add(CompletableFuture.supplyAsync(() -> BeTree.holdWritersBack(List.of(tree), 0),
                         r -> new Thread(r).start()));
             }
-            // Each delay is 7.5 ms at 3.5 node sizes (no pace learned: no commit time given); in a
-            // queue the last of 16 writers would wait 16 of them, 120 ms.
+            // Each delay is 7.5 ms at 3.5 node sizes (no pace learned: no commit time given) times
+            // the writers held at once, 40 ms at most; in a queue the last of 16 writers would wait
+            // 16 of them, 120 ms.
             long limit = 8 * BackPressure.MAX_ROOT_DELAY_NANOS * 3 / 4;
             for (CompletableFuture<Long> w : waits) {
                 long waited = w.join();
                 assertTrue(waited < limit, "a writer waited " + waited / 1_000_000 + " ms");
             }
+            return null;
+        });
+    }
+
+    @Test
+    void theDelayForTheRootsFullnessGrowsWithTheWritersHeldOnTheTreeUpToTheLongest() {
+        BeTree.withFlushesPaused(List.of(tree), () -> {
+            writeUntilFullness(2.5); // a quarter into the band: 2.5 ms for one writer
+            long alone = BeTree.holdWritersBack(List.of(tree), 0);
+            long quarter = BackPressure.MAX_ROOT_DELAY_NANOS / 4;
+            assertTrue(alone >= quarter * 9 / 10 && alone < quarter * 3,
+                    "a lone writer waits its own delay: " + alone / 1_000 + " us");
+            // Seven writers held already: eight times the delay, 20 ms.
+            tree.heldWriters.addAndGet(7);
+            long withSeven;
+            try {
+                withSeven = BeTree.holdWritersBack(List.of(tree), 0);
+            } finally {
+                tree.heldWriters.addAndGet(-7);
+            }
+            assertTrue(withSeven >= 8 * quarter * 9 / 10,
+                    "with seven held, a writer waits eight times as long: " + withSeven / 1_000 + " us");
+            tree.heldWriters.addAndGet(99);
+            long withMany;
+            try {
+                withMany = BeTree.holdWritersBack(List.of(tree), 0);
+            } finally {
+                tree.heldWriters.addAndGet(-99);
+            }
+            assertTrue(withMany >= BackPressure.MAX_DELAY_NANOS * 9 / 10
+                    && withMany < BackPressure.MAX_DELAY_NANOS + TimeUnit.MILLISECONDS.toNanos(200),
+                    "with a hundred held, the longest delay and no more: " + withMany / 1_000 + " us");
+            assertEquals(0, tree.heldWriters.get(), "a writer that was held no longer counts");
             return null;
         });
     }

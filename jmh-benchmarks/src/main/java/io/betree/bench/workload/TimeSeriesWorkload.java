@@ -2,8 +2,11 @@ package io.betree.bench.workload;
 
 import io.betree.bench.engine.EngineAdapter;
 import io.betree.bench.engine.EngineAdapter.Table;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -111,6 +114,7 @@ public final class TimeSeriesWorkload {
             long[] stepsWritten = Arrays.copyOf(progress.stepWritten, batches);
             Arrays.sort(stepsWritten);
             check(ctx, table, stepsWritten);
+            writeSeries(progress, batches);
             long[] batchEnd = Arrays.copyOf(progress.batchEnd, batches);
             Arrays.sort(batchEnd);
             String note = InsertWorkload.withWriterWait(
@@ -125,6 +129,27 @@ public final class TimeSeriesWorkload {
         ctx.results().record(r);
         BenchContext.deleteTree(dir);
         return r;
+    }
+
+    /**
+     * With the system property {@code bench.batchSeries} set to a file, writes every transaction's
+     * end (seconds into the load) and duration (ms) to it, one line each in the order they ended.
+     */
+    private static void writeSeries(Progress progress, int batches) {
+        String file = System.getProperty("bench.batchSeries");
+        if (file == null) {
+            return;
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < batches; i++) {
+            b.append(String.format(Locale.ROOT, "%.4f %.2f%n", progress.batchEnd[i] / 1e9,
+                    progress.batchNanos[i] / 1e6));
+        }
+        try {
+            Files.writeString(Path.of(file), b);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The thread count of a {@code timeseries-<threads>} phase. */
@@ -174,18 +199,20 @@ public final class TimeSeriesWorkload {
 
     /**
      * What the writers share: the next step to take, and per finished transaction (in the order
-     * they finished) its step and end time.
+     * they finished) its step, end time and duration.
      */
     private static final class Progress {
         final AtomicLong next = new AtomicLong();
         final AtomicInteger done = new AtomicInteger();
         final long[] stepWritten;
         final long[] batchEnd;
+        final long[] batchNanos;
         final long capNanos;
 
         Progress(int steps, long capNanos) {
             this.stepWritten = new long[steps];
             this.batchEnd = new long[steps];
+            this.batchNanos = new long[steps];
             this.capNanos = capNanos;
         }
     }
@@ -223,9 +250,11 @@ public final class TimeSeriesWorkload {
                         logicalBytes += k.length + v.length;
                     }
                     engine.commit();
-                    latencies.record(System.nanoTime() - t0);
+                    long took = System.nanoTime() - t0;
+                    latencies.record(took);
                     int i = progress.done.getAndIncrement();
                     progress.batchEnd[i] = probe.elapsedNanos();
+                    progress.batchNanos[i] = took;
                     progress.stepWritten[i] = step;
                 }
             } catch (RuntimeException ex) {
