@@ -34,7 +34,8 @@ import java.util.function.LongUnaryOperator;
  * that one would, so a delay that slows one writer enough barely slows sixteen. With one writer's
  * delay for each, 16 writers of a time series ran the root up to {@link #STOP_AT} over and over
  * while the pace caught up, and all 16 waited there together (17 to 38 batches over 100 ms after
- * the first half second of a run, three runs); with the delay times the writers held, 0 to 2.
+ * the first half second of a run, three runs); with the delay times the writers held, 0 to 2 in
+ * six runs.
  *
  * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
  * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
