@@ -13,7 +13,8 @@ import java.util.function.LongUnaryOperator;
  * usual commit, which settles at what keeps the writers level with the flushers and evictor, the
  * same for every batch; and a part in proportion to how far the root is past {@link #SLOW_FROM}
  * node sizes, or the node cache past {@link #MEMORY_SLOW_FROM} of its headroom above the budget,
- * up to {@link #MAX_ROOT_DELAY_NANOS}, for what the pace has not caught up with yet. Past
+ * up to {@link #MAX_ROOT_DELAY_NANOS} for a lone writer and times the writers held at once (below),
+ * {@link #MAX_DELAY_NANOS} in all, for what the pace has not caught up with yet. Past
  * {@link #STOP_AT} node sizes a writer waits until a flusher has brought the root back below, and
  * past the cache's budget inside the tree until the evictor has made room
  * ({@link NodeStore#awaitRoom}). A writer that flushed by itself instead would stall its own batch
@@ -25,19 +26,22 @@ import java.util.function.LongUnaryOperator;
  * of the root, an eviction task frees megabytes at once), so the delays did too, and in a
  * small-cache iiBench (64 MiB), where the cache's headroom, not the roots, held writers back, 7% of
  * the batches waited 10-40 ms and the p99 batch took 34 ms. With the pace and the proportional part
- * at 10 ms at most, 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
+ * at 10 ms at most (then for every writer), 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
  * 20.5-24.8 ms in four runs (docs/benchmarks.md). Without the proportional part for the cache,
  * writers ran into its budget and waited there (p99 40.5 ms).
  *
- * <p>The part in proportion to the root's fullness is multiplied by the writers held back on the
- * tree at the time, this one included: n writers each delayed the same bring n times the commits
+ * <p>The part in proportion to the root's fullness (or the cache's headroom) is multiplied by the
+ * writers held back on the tree at the time, this one included: n writers each delayed the same bring n times the commits
  * that one would, so a delay that slows one writer enough barely slows sixteen. With one writer's
  * delay for each, 16 writers of a time series ran the root up to {@link #STOP_AT} over and over
  * while the pace caught up, and all 16 waited there together (17 to 38 batches over 100 ms after
  * the first half second of a run, three runs); with the delay times the writers held, 0 to 2 in
  * six runs.
  *
- * <p>Each writer waits its own delay. When a tree's writers queued for shared slots instead, 16 of
+ * <p>Each writer waits its own delay. The writers held at once lengthen it, but it is no queue: the
+ * count is read once as the writer arrives, the whole delay is at most {@link #MAX_DELAY_NANOS},
+ * and a writer stops counting as soon as it leaves, so nothing stays booked. When a tree's
+ * writers queued for shared slots instead, 16 of
  * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
  * series against 98 ms), and a slot's end stayed booked when its writer left early, so that a lone
  * writer later waited out about a hundred of them at once (455 ms for one slot of a few
@@ -58,7 +62,8 @@ final class BackPressure {
     /**
      * Share of the node cache's headroom above its budget ({@link BeTree#cacheHeadroomUsed}) from
      * which writers are slowed, by up to {@link #MAX_ROOT_DELAY_NANOS} at the hard limit (beside the
-     * pace), where they stop until the evictor has made room.
+     * pace) times the writers held on the tree ({@link #MAX_DELAY_NANOS} in all), where they stop
+     * until the evictor has made room.
      */
     static final double MEMORY_SLOW_FROM = 0.25;
     /** The longest delay of a writer, short of a stop. */

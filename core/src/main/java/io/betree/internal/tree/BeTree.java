@@ -80,7 +80,10 @@ public final class BeTree {
     final UsualCommitTime usualCommitTime = new UsualCommitTime();
     /** How much this tree's writers are slowed to match its flushers, for back-pressure. */
     final WritePace writePace = new WritePace();
-    /** Writers back-pressure is holding back on this tree right now. */
+    /**
+     * Writers in back-pressure whose fullest tree this is, from before their delay is worked out
+     * until they leave (stopped ones included): the multiplier of the delay ({@link BackPressure}).
+     */
     final AtomicInteger heldWriters = new AtomicInteger();
     /** Guarded by {@code writers}. */
     private byte[] maxKey;
@@ -396,10 +399,10 @@ public final class BeTree {
     /**
      * Back-pressure: delays the calling writer by the pace its trees have learned and, when the
      * flushers or the evictor have fallen behind (a root past twice its size, a cache into its
-     * headroom), by more the further behind, and past four times a root's size until the flushers
-     * have caught up (see {@link BackPressure}). Writers call it after
-     * their commit is visible, holding no lock, so that nobody waits for them meanwhile; it never
-     * flushes on the caller's thread. A commit that took longer than usual, {@code commitNanos}
+     * headroom), by more the further behind and the more writers are held at once, and past four
+     * times a root's size until the flushers have caught up (see {@link BackPressure}). Writers
+     * call it after their commit is visible, holding no lock, so that nobody waits for them
+     * meanwhile; it never flushes on the caller's thread. A commit that took longer than usual, {@code commitNanos}
      * from its transaction's start until visible (0: not known), is delayed that much less.
      * Returns the nanoseconds the caller waited.
      */

@@ -113,8 +113,8 @@ public final class TimeSeriesWorkload {
             }
             long[] stepsWritten = Arrays.copyOf(progress.stepWritten, batches);
             Arrays.sort(stepsWritten);
+            writeSeries(ctx, threads, progress, batches);
             check(ctx, table, stepsWritten);
-            writeSeries(progress, batches);
             long[] batchEnd = Arrays.copyOf(progress.batchEnd, batches);
             Arrays.sort(batchEnd);
             String note = InsertWorkload.withWriterWait(
@@ -132,12 +132,14 @@ public final class TimeSeriesWorkload {
     }
 
     /**
-     * With the system property {@code bench.batchSeries} set to a file, writes every transaction's
-     * end (seconds into the load) and duration (ms) to it, one line each in the order they ended.
+     * With the system property {@code bench.batchSeries} set to a directory, writes every
+     * transaction's end (seconds into the load) and duration (ms) to
+     * {@code timeseries-<threads>-<engine>.txt} there, one line each, about in the order they
+     * ended; before the check scan, so that a run that fails it leaves its series too.
      */
-    private static void writeSeries(Progress progress, int batches) {
-        String file = System.getProperty("bench.batchSeries");
-        if (file == null) {
+    private static void writeSeries(BenchContext ctx, int threads, Progress progress, int batches) {
+        String dir = System.getProperty("bench.batchSeries");
+        if (dir == null) {
             return;
         }
         StringBuilder b = new StringBuilder();
@@ -146,7 +148,8 @@ public final class TimeSeriesWorkload {
                     progress.batchNanos[i] / 1e6));
         }
         try {
-            Files.writeString(Path.of(file), b);
+            Path d = Files.createDirectories(Path.of(dir));
+            Files.writeString(d.resolve("timeseries-" + threads + "-" + ctx.engine() + ".txt"), b);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
