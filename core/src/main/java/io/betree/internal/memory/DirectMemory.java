@@ -11,7 +11,9 @@ import java.nio.ByteBuffer;
  * against {@code -XX:MaxDirectMemorySize} like any direct buffer, and freed the moment the pool lets
  * them go through the buffer's cleaner ({@code sun.misc.Unsafe.invokeCleaner}, in the
  * {@code jdk.unsupported} module every JDK has), not when a collection finds them. From JDK 24 on,
- * where arenas are the default, that call may print a warning that it is deprecated.
+ * where arenas are the default, that call prints a warning that it is deprecated, so the class is
+ * not touched at all unless direct buffers may be used ({@link NodeMemory}): the probe alone
+ * printed it for every process on JDK 25.
  *
  * <p>Thread-safe.
  */

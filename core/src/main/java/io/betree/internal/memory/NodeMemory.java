@@ -46,12 +46,12 @@ public final class NodeMemory {
     static final String KIND = kind(System.getProperty("betree.nodeMemory", ""));
 
     private static String kind(String asked) {
-        boolean arenas = ForeignMemory.available();
-        boolean direct = DirectMemory.available();
-        String kind = asked.isEmpty() ? (arenas ? "arena" : "direct") : asked;
+        String kind = asked.isEmpty() ? (ForeignMemory.available() ? "arena" : "direct") : asked;
+        // DirectMemory is looked at only when it may be used: its probe calls
+        // sun.misc.Unsafe.invokeCleaner, which JDK 24 and later warn about on standard error.
         return switch (kind) {
-            case "arena" -> arenas ? kind : direct ? "direct" : "netty";
-            case "direct" -> direct ? kind : "netty";
+            case "arena" -> ForeignMemory.available() ? kind : DirectMemory.available() ? "direct" : "netty";
+            case "direct" -> DirectMemory.available() ? kind : "netty";
             case "netty" -> kind;
             default -> throw new IllegalArgumentException(
                     "betree.nodeMemory is \"" + asked + "\"; expected arena, direct or netty");
