@@ -113,22 +113,10 @@ class BackPressureTest {
             assertTrue(alone >= quarter * 9 / 10 && alone < 8 * quarter * 9 / 10,
                     "a lone writer waits its own delay: " + alone / 1_000 + " us");
             // Seven writers held already: eight times the delay, 20 ms.
-            tree.heldWriters.addAndGet(7);
-            long withSeven;
-            try {
-                withSeven = BeTree.holdWritersBack(List.of(tree), 0);
-            } finally {
-                tree.heldWriters.addAndGet(-7);
-            }
+            long withSeven = holdBackWithOthersHeld(7);
             assertTrue(withSeven >= 8 * quarter * 9 / 10,
                     "with seven held, a writer waits eight times as long: " + withSeven / 1_000 + " us");
-            tree.heldWriters.addAndGet(99);
-            long withMany;
-            try {
-                withMany = BeTree.holdWritersBack(List.of(tree), 0);
-            } finally {
-                tree.heldWriters.addAndGet(-99);
-            }
+            long withMany = holdBackWithOthersHeld(99);
             assertTrue(withMany >= BackPressure.MAX_DELAY_NANOS * 9 / 10
                     && withMany < BackPressure.MAX_DELAY_NANOS + TimeUnit.MILLISECONDS.toNanos(200),
                     "with a hundred held, the longest delay and no more: " + withMany / 1_000 + " us");
@@ -250,6 +238,16 @@ class BackPressureTest {
         assertTrue(writer.get(60, TimeUnit.SECONDS) > 0);
         assertFalse(tree.rootFullness() >= BackPressure.STOP_AT, "released only once the root was below the stop");
         held.join();
+    }
+
+    /** A writer's wait while {@code others} writers count as held on the tree. */
+    private long holdBackWithOthersHeld(int others) {
+        tree.heldWriters.addAndGet(others);
+        try {
+            return BeTree.holdWritersBack(List.of(tree), 0);
+        } finally {
+            tree.heldWriters.addAndGet(-others);
+        }
     }
 
     private void writeUntilFullness(double fullness) {
