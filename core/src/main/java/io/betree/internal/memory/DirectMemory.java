@@ -10,10 +10,10 @@ import java.nio.ByteBuffer;
  * Regions for {@link SegmentPool} from the JVM's direct buffers, for JDKs before 22: counted
  * against {@code -XX:MaxDirectMemorySize} like any direct buffer, and freed the moment the pool lets
  * them go through the buffer's cleaner ({@code sun.misc.Unsafe.invokeCleaner}, in the
- * {@code jdk.unsupported} module every JDK has), not when a collection finds them. From JDK 24 on,
- * where arenas are the default, that call prints a warning that it is deprecated, so the class is
- * not touched at all unless direct buffers may be used ({@link NodeMemory}): the probe alone
- * printed it for every process on JDK 25.
+ * {@code jdk.unsupported} module every JDK has), not when a collection finds them. On JDK 24 and
+ * later that call prints a deprecation warning, so {@link NodeMemory} initializes this class only
+ * when direct buffers may be used (arenas are the default from JDK 22): its probe alone made
+ * every process print it.
  *
  * <p>Thread-safe.
  */
