@@ -26,29 +26,29 @@ import java.util.function.LongUnaryOperator;
  * of the root, an eviction task frees megabytes at once), so the delays did too, and in a
  * small-cache iiBench (64 MiB), where the cache's headroom, not the roots, held writers back, 7% of
  * the batches waited 10-40 ms and the p99 batch took 34 ms. With the pace and the proportional part
- * at 10 ms at most (then for every writer), 239 batches waited 10 ms or more instead of 1,843, and the p99 batch took
- * 20.5-24.8 ms in four runs (docs/benchmarks.md). Without the proportional part for the cache,
- * writers ran into its budget and waited there (p99 40.5 ms).
+ * at 10 ms at most (then for every writer), 239 batches waited 10 ms or more instead of 1,843, and
+ * the p99 batch took 20.5-24.8 ms in four runs (docs/benchmarks.md). Without the proportional part
+ * for the cache, writers ran into its budget and waited there (p99 40.5 ms).
  *
  * <p>The part in proportion to the root's fullness (or the cache's headroom) is multiplied by the
- * writers held back on the tree at the time, this one included: n writers each delayed the same bring n times the commits
- * that one would, so a delay that slows one writer enough barely slows sixteen. With one writer's
- * delay for each, 16 writers of a time series ran the root up to {@link #STOP_AT} over and over
- * while the pace caught up, and all 16 waited there together (17 to 38 batches over 100 ms after
- * the first half second of a run, three runs); with the delay times the writers held, 0 to 2 in
- * six runs.
+ * writers held back on the tree at the time, this one included: n writers each delayed the same
+ * bring n times the commits that one would, so a delay that slows one writer enough barely slows
+ * sixteen. With one writer's delay for each, 16 writers of a time series ran the root up to
+ * {@link #STOP_AT} over and over while the pace caught up, and all 16 waited there together
+ * (17 to 38 batches over 100 ms after the first half second of a run, three runs); with the delay
+ * times the writers held, 0 to 2 in six runs.
  *
  * <p>Each writer waits its own delay. The writers held at once lengthen it, but it is no queue: the
  * count is read once as the writer arrives, the whole delay is at most {@link #MAX_DELAY_NANOS},
- * and a writer stops counting as soon as it leaves, so nothing stays booked. When a tree's
- * writers queued for shared slots instead, 16 of
- * them waited 16 slots each as soon as the root passed the mark (p99 160 ms in a 16-writer time
- * series against 98 ms), and a slot's end stayed booked when its writer left early, so that a lone
- * writer later waited out about a hundred of them at once (455 ms for one slot of a few
- * milliseconds). A commit that took longer than usual ({@link UsualCommitTime}) is delayed by that
- * much less: its writer was already kept from writing. The part of a delay past the pace ends early
- * once the root is within its size and the cache below the part of its headroom that slows writers
- * (looked at every {@link #CACHE_RECHECK_NANOS} when only the cache holds the writer).
+ * and a writer stops counting as soon as it leaves, so nothing stays booked. When a tree's writers
+ * queued for shared slots instead, 16 of them waited 16 slots each as soon as the root passed the
+ * mark (p99 160 ms in a 16-writer time series against 98 ms), and a slot's end stayed booked when
+ * its writer left early, so that a lone writer later waited out about a hundred of them at once
+ * (455 ms for one slot of a few milliseconds). A commit that took longer than usual
+ * ({@link UsualCommitTime}) is delayed by that much less: its writer was already kept from
+ * writing. The part of a delay past the pace ends early once the root is within its size and the
+ * cache below the part of its headroom that slows writers (looked at every
+ * {@link #CACHE_RECHECK_NANOS} when only the cache holds the writer).
  *
  * <p>Writers wait holding no lock, after their commit is visible, so nobody waits for them. A
  * flusher that shrinks a root wakes the waiters ({@link #rootShrunk}). Thread-safe; one instance

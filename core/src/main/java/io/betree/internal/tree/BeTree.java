@@ -402,9 +402,9 @@ public final class BeTree {
      * headroom), by more the further behind and the more writers are held at once, and past four
      * times a root's size until the flushers have caught up (see {@link BackPressure}). Writers
      * call it after their commit is visible, holding no lock, so that nobody waits for them
-     * meanwhile; it never flushes on the caller's thread. A commit that took longer than usual, {@code commitNanos}
-     * from its transaction's start until visible (0: not known), is delayed that much less.
-     * Returns the nanoseconds the caller waited.
+     * meanwhile; it never flushes on the caller's thread. A commit that took longer than usual,
+     * {@code commitNanos} from its transaction's start until visible (0: not known), is delayed
+     * that much less. Returns the nanoseconds the caller waited.
      */
     public static long holdWritersBack(List<BeTree> trees, long commitNanos) {
         return BackPressure.PROCESS.holdBack(trees, commitNanos);
@@ -480,12 +480,12 @@ public final class BeTree {
 
     /**
      * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
-     * every key so far. Puts go down the sequential path to the rightmost leaf, a part that fills
-     * a basement at a time ({@link Reshaper#appendRightmost}), which changes nodes below the root;
-     * deletes there have nothing to delete. Returns where the run ended, or -1,
-     * having written nothing, when a node or basement on that path is not in the cache: a writer
-     * does not read nodes (under a 64 MiB cache, reading them made commits of a sequential load
-     * wait 8-60 ms), so the run goes to the root's buffer, and the flushers bring the path back.
+     * every key so far. Puts go down the sequential path to the rightmost leaf, a part that fills a
+     * basement at a time ({@link Reshaper#appendRightmost}), which changes nodes below the root;
+     * deletes there have nothing to delete. Returns where the run ended, or -1, having written
+     * nothing, when a node or basement on that path is not in the cache: a writer does not read
+     * nodes (under a 64 MiB cache, reading them made commits of a sequential load wait 8-60 ms), so
+     * the run goes to the root's buffer, and the flushers bring the path back.
      */
     private int appendSequentialRun(List<? extends TreeWrite> writes, int from, long msn) {
         rootLatch.writeLock().lock();
