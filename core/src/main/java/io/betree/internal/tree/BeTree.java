@@ -85,9 +85,8 @@ public final class BeTree {
      * until they leave (stopped ones included): the multiplier of the delay ({@link BackPressure}).
      */
     final AtomicInteger heldWriters = new AtomicInteger();
-    /** Guarded by {@code writers}. */
-    private byte[] maxKey;
-    private boolean maxKeyKnown;
+    /** Where writes go; guarded by {@code writers}. */
+    private final WritePath writePath;
     private volatile Throwable failure;
     private volatile boolean closed;
 
@@ -98,6 +97,7 @@ public final class BeTree {
         this.failures = failures;
         this.reshaper = new Reshaper(store, config, horizon);
         this.flusher = new RootFlusher(this, store, reshaper);
+        this.writePath = new WritePath(this, store, reshaper);
     }
 
     /**
@@ -118,7 +118,7 @@ public final class BeTree {
         store.unpin(leaf, true);
         store.unpin(root, true);
         BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber());
-        tree.maxKeyKnown = true;
+        tree.writePath.treeIsEmpty();
         return tree;
     }
 
@@ -382,7 +382,7 @@ public final class BeTree {
         try {
             checkUsable();
             try {
-                rootSize = applyWrites(writes, msn);
+                rootSize = writePath.apply(writes, msn);
             } catch (RuntimeException | Error e) {
                 recordFailure(e);
                 throw e;
@@ -436,159 +436,6 @@ public final class BeTree {
         return closed || failure != null ? 0 : (double) rootBytes / config.nodeSize();
     }
 
-    /** Writers lock held: appends the messages, run by run; returns the root's size afterwards. */
-    private long applyWrites(List<? extends TreeWrite> writes, long msn) {
-        if (!maxKeyKnown && structure.writeLock().tryLock()) {
-            // Never waits for the structure lock: a checkpoint may hold it while it waits for this
-            // commit to be applied. Until the largest key is known, every write goes to the root.
-            // Exclusive, since the search may pass through several subtrees.
-            try {
-                maxKey = reshaper.maxKey(rootBlock);
-                maxKeyKnown = true;
-            } finally {
-                structure.writeLock().unlock();
-            }
-        }
-        long rootSize = rootBytes;
-        int i = 0;
-        int n = writes.size();
-        while (i < n) {
-            // The sequential path needs the structure lock, which a flusher holds through a whole
-            // flush step (tens of milliseconds): a writer that would wait appends to the root instead.
-            int next = -1;
-            if (beyondMaxKey(writes.get(i)) && structure.writeLock().tryLock()) {
-                try {
-                    next = appendSequentialRun(writes, i, msn);
-                } finally {
-                    structure.writeLock().unlock();
-                }
-            }
-            // A run the sequential path turned away goes into the root whole, not a write at a time.
-            i = next >= 0 ? next : appendToRootRun(writes, i, msn, beyondMaxKey(writes.get(i)));
-            rootSize = rootBytes;
-        }
-        return rootSize;
-    }
-
-    /**
-     * Whether {@code w}'s key is known to lie beyond every key the tree holds or has pending.
-     * Writers lock held.
-     */
-    private boolean beyondMaxKey(TreeWrite w) {
-        return maxKeyKnown && (maxKey == null || Keys.compare(w.key(), maxKey) > 0);
-    }
-
-    /**
-     * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
-     * every key so far. Puts go down the sequential path to the rightmost leaf, a part that fills a
-     * basement at a time ({@link Reshaper#appendRightmost}), which changes nodes below the root;
-     * deletes there have nothing to delete. Returns where the run ended, or -1, having written
-     * nothing, when a node or basement on that path is not in the cache: a writer does not read
-     * nodes (under a 64 MiB cache, reading them made commits of a sequential load wait 8-60 ms), so
-     * the run goes to the root's buffer, and the flushers bring the path back.
-     */
-    private int appendSequentialRun(List<? extends TreeWrite> writes, int from, long msn) {
-        rootLatch.writeLock().lock();
-        try {
-            InternalNode root = store.pinRoot(rootBlock);
-            List<CacheEntry> path = null;
-            int i = from;
-            try {
-                path = store.pinRightmostPathIfCached(root);
-                if (path == null) {
-                    return -1;
-                }
-                int runEnd = risingRunEnd(writes, from);
-                while (i < runEnd) {
-                    if (writes.get(i).type() == MessageType.DELETE) {
-                        i++; // nothing at or beyond this key to delete, and nothing to fix
-                        continue;
-                    }
-                    i = reshaper.appendRightmost(root, writes, i, runEnd, msn);
-                    root = reshaper.fixRoot(root, true, this::setRoot);
-                }
-                for (int k = runEnd - 1; k >= from; k--) {
-                    if (writes.get(k).type() != MessageType.DELETE) {
-                        maxKey = writes.get(k).key().clone();
-                        break;
-                    }
-                }
-                noteRootSize(root);
-                return runEnd;
-            } finally {
-                if (path != null) {
-                    store.releasePath(path);
-                }
-                store.unpin(root, path != null);
-            }
-        } finally {
-            rootLatch.writeLock().unlock();
-        }
-    }
-
-    /**
-     * Where the run of writes from {@code from} (a key beyond every key) ends whose keys each lie
-     * beyond every key and every put before them. Writers lock held.
-     */
-    private int risingRunEnd(List<? extends TreeWrite> writes, int from) {
-        byte[] max = maxKey;
-        int end = from;
-        for (; end < writes.size(); end++) {
-            TreeWrite w = writes.get(end);
-            if (max != null && Keys.compare(w.key(), max) <= 0) {
-                break;
-            }
-            if (w.type() != MessageType.DELETE) {
-                max = w.key();
-            }
-        }
-        return end;
-    }
-
-    /**
-     * Writers lock held: appends writes from {@code from} to the root's buffers under the root latch
-     * alone: the run whose keys are not beyond every key, or at least the first write (a key beyond
-     * every key is welcome in the root too; a put there raises the largest key, which also counts
-     * pending puts); with {@code toTheEnd}, every write from {@code from} on. Returns where the run
-     * ended.
-     */
-    private int appendToRootRun(List<? extends TreeWrite> writes, int from, long msn, boolean toTheEnd) {
-        rootLatch.writeLock().lock();
-        try {
-            InternalNode root = store.pinRoot(rootBlock);
-            BufferPartition[] pinned = new BufferPartition[root.children.size()];
-            int i = from;
-            try {
-                for (; i < writes.size() && (i == from || toTheEnd || !beyondMaxKey(writes.get(i))); i++) {
-                    TreeWrite w = writes.get(i);
-                    if (beyondMaxKey(w)) {
-                        if (w.type() == MessageType.DELETE) {
-                            continue; // nothing at or beyond this key to delete
-                        }
-                        maxKey = w.key().clone();
-                    }
-                    int child = root.childFor(w.key());
-                    if (pinned[child] == null) {
-                        pinned[child] = store.pinBuffer(root, child);
-                        pinned[child].keepResident(true); // writers do not read: see pinRoot
-                    }
-                    pinned[child].buffer().append(w.type(), msn, 0L, w.key(), w.value());
-                }
-            } finally {
-                for (int c = 0; c < pinned.length; c++) {
-                    if (pinned[c] != null) {
-                        store.unpinBuffer(root, c, pinned[c], true);
-                    }
-                }
-                noteRootSize(root);
-                store.unpin(root, true);
-            }
-            return i;
-        } finally {
-            rootLatch.writeLock().unlock();
-        }
-    }
-
     /** Structure lock held shared: the block of the root's child whose subtree holds {@code key}. */
     private long subtreeFor(byte[] key) {
         rootLatch.readLock().lock();
@@ -627,6 +474,11 @@ public final class BeTree {
 
     void setRoot(long block) {
         rootBlock = block;
+    }
+
+    /** The root's size as last noted ({@link #noteRootSize}). */
+    long rootBytes() {
+        return rootBytes;
     }
 
     /**
