@@ -268,7 +268,7 @@ public final class TransactionManager implements MvccHorizon {
             WriteOp op = ops.get(i);
             hashes[i] = ConflictTable.hash(op.indexId(), op.key());
         }
-        List<List<WriteOp>> byTree = groupByTree(ops);
+        List<List<WriteOp>> byTree = GroupedWrites.byTree(ops, WriteOp::tree);
         long[] treeTurns = new long[byTree.size()];
         long ts;
         long position;
@@ -327,7 +327,7 @@ public final class TransactionManager implements MvccHorizon {
             throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
                     + ": another transaction committed it after this transaction's snapshot");
         }
-        List<BeTree> trees = treesOf(byTree);
+        List<BeTree> trees = GroupedWrites.keys(byTree, WriteOp::tree);
         apply(trees, treeTurns, false, ts, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
@@ -516,56 +516,6 @@ public final class TransactionManager implements MvccHorizon {
         void write(int treeNumber, BeTree tree);
     }
 
-    /**
-     * The writes grouped by tree, trees in the order they first appear, writes in their order. A
-     * transaction hands its writes over index by index, so each tree's writes are usually one run
-     * of {@code ops}: those runs are returned as views, not copied.
-     */
-    private static List<List<WriteOp>> groupByTree(List<WriteOp> ops) {
-        List<List<WriteOp>> runs = new ArrayList<>(2);
-        int start = 0;
-        for (int i = 1; i <= ops.size(); i++) {
-            if (i == ops.size() || ops.get(i).tree() != ops.get(start).tree()) {
-                BeTree tree = ops.get(start).tree();
-                for (List<WriteOp> run : runs) {
-                    if (run.get(0).tree() == tree) {
-                        return copiedGroups(ops); // a tree's writes come in more than one run
-                    }
-                }
-                runs.add(ops.subList(start, i));
-                start = i;
-            }
-        }
-        return runs;
-    }
-
-    private static List<List<WriteOp>> copiedGroups(List<WriteOp> ops) {
-        List<List<WriteOp>> groups = new ArrayList<>(2);
-        for (WriteOp op : ops) {
-            List<WriteOp> group = null;
-            for (List<WriteOp> g : groups) {
-                if (g.get(0).tree() == op.tree()) {
-                    group = g;
-                    break;
-                }
-            }
-            if (group == null) {
-                group = new ArrayList<>();
-                groups.add(group);
-            }
-            group.add(op);
-        }
-        return groups;
-    }
-
-    private static List<BeTree> treesOf(List<List<WriteOp>> byTree) {
-        List<BeTree> trees = new ArrayList<>(byTree.size());
-        for (List<WriteOp> group : byTree) {
-            trees.add(group.get(0).tree());
-        }
-        return trees;
-    }
-
     /** Back-pressure: delays the writer of {@code trees} while their flushers catch up. */
     private void holdBack(List<BeTree> trees, long commitNanos) {
         writerWaitNanos.addAndGet(BeTree.holdWritersBack(trees, commitNanos));
@@ -586,7 +536,7 @@ public final class TransactionManager implements MvccHorizon {
 
     /** Applies a commit found in the log during recovery (no logging, no conflict checks). */
     public void recover(long ts, List<WriteOp> ops) {
-        List<List<WriteOp>> byTree = groupByTree(ops);
+        List<List<WriteOp>> byTree = GroupedWrites.byTree(ops, WriteOp::tree);
         long started = System.nanoTime();
         commitGate.lock();
         try {
@@ -599,7 +549,7 @@ public final class TransactionManager implements MvccHorizon {
             commitGate.unlock();
         }
         // Timed as a commit is, so that replay learns a usual commit and is paced as writers are.
-        holdBack(treesOf(byTree), System.nanoTime() - started);
+        holdBack(GroupedWrites.keys(byTree, WriteOp::tree), System.nanoTime() - started);
     }
 
     private void checkUsable() {
