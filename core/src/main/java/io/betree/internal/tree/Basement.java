@@ -290,12 +290,10 @@ public final class Basement extends CacheEntry {
                     mEnd++;
                 }
                 int eEnd = e < count && compareRowKey(e, md, keyOff, keyLength) == 0 ? keyEnd(e) : e;
-                boolean kept = false;
                 // Newest first: the messages (newer than every row), newest message first, then the rows.
-                for (int k = mEnd - 1; k >= m && !kept; k--) {
-                    int koff = messages.sortedOffset(k);
-                    kept = rows.write(md, koff + MessageBuffer.HEADER, messages.keyLength(koff),
-                            messages.valueLength(koff), messages.type(koff) == MessageType.DELETE, messages.msn(koff));
+                boolean kept = writeMessage(rows, messages, mEnd - 1);
+                for (int k = mEnd - 2; !kept && k >= m; k--) {
+                    kept = writeMessage(rows, messages, k);
                 }
                 for (int p = e; p < eEnd && !kept; p++) {
                     kept = writeRow(rows, p);
@@ -393,6 +391,13 @@ public final class Basement extends CacheEntry {
      */
     private boolean unchangedByApply(int off, long horizon) {
         return (flags(dataView, off) & HAS_TS) == 0 || dataView.getLong(off + ROW_HEADER) > horizon;
+    }
+
+    /** Writes message {@code k} of {@code messages}' sorted order through {@link Rows#write}; returns its answer. */
+    private static boolean writeMessage(Rows rows, MessageBuffer messages, int k) {
+        int koff = messages.sortedOffset(k);
+        return rows.write(messages.dataView(), koff + MessageBuffer.HEADER, messages.keyLength(koff),
+                messages.valueLength(koff), messages.type(koff) == MessageType.DELETE, messages.msn(koff));
     }
 
     /** Writes row {@code p} through {@link Rows#write}; returns its answer. */
