@@ -57,11 +57,11 @@ public final class BeTree {
     private final MissShare misses = new MissShare();
     private volatile TreeConfig config;
     private final ReentrantLock writers = new ReentrantLock();
-    /** Package access for {@link RootFlusher} only. */
+    /** Package access for {@link RootFlusher} and {@link WritePath} only. */
     final ReentrantReadWriteLock structure = new ReentrantReadWriteLock();
     /** Package access for {@link RootFlusher} only. */
     final SubtreeLatches subtrees = new SubtreeLatches();
-    /** Package access for {@link RootFlusher} only. */
+    /** Package access for {@link RootFlusher} and {@link WritePath} only. */
     final ReentrantReadWriteLock rootLatch = new ReentrantReadWriteLock();
     /** Closed while a checkpoint pauses flushes; package access for {@link RootFlusher} only. */
     final FlushGate flushGate = new FlushGate();

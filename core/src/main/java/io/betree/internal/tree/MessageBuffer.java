@@ -194,9 +194,10 @@ public final class MessageBuffer {
 
     /**
      * Appends a message. Written through the views at absolute offsets, the writer indexes moved
-     * once: through the buffers' own writes (seven calls, each a few levels of bounds checks and
-     * accessors) the method the writers' commits run most compiled to 70 KB of machine code, twice,
-     * and ran uncompiled through a new JVM's first commits (docs/benchmarks.md).
+     * once: through the buffers' own writes (ten calls, each a few levels of bounds checks and
+     * accessors), the writers' root append ({@link WritePath}), into which this is compiled,
+     * took 67-71 KB of machine code in a 16-writer time series, against 51 KB this way
+     * (docs/benchmarks.md).
      */
     public void append(byte type, long msn, long txnId, byte[] key, byte[] value) {
         int valueLength = value == null ? 0 : value.length;
@@ -261,7 +262,6 @@ public final class MessageBuffer {
         sorted = count;
         mergeSmallRuns();
     }
-
 
     /** Merges the last two runs while the earlier is less than twice the later (see the class comment). */
     private void mergeSmallRuns() {

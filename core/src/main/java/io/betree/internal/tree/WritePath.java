@@ -6,26 +6,33 @@ import java.util.List;
 /**
  * Where a tree's committed writes go: into the root's buffers, or, for a run of keys beyond every
  * key the tree holds or has pending, down the sequential path straight to the rightmost leaf. It
- * keeps that largest key, learned once from the stored tree and then raised by every put beyond
- * it. Split from {@link BeTree}, which holds the locks: every method here runs with the tree's
- * writers lock held, which guards the largest key.
+ * keeps a bound on that largest key, learned once from the stored tree and then raised by every put
+ * beyond it. Split from {@link BeTree}, which holds the locks: every method here but
+ * {@link #treeIsEmpty} runs with the tree's writers lock held, which guards the bound.
  */
 final class WritePath {
     private final BeTree tree;
     private final NodeStore store;
     private final Reshaper reshaper;
-    /** The largest key the tree holds or has pending, null for none; meaningful once {@link #maxKeyKnown}. */
+    /**
+     * At least the largest key the tree holds or has pending (deletes do not lower it), null for
+     * none; meaningful once {@link #maxKeyKnown}.
+     */
     private byte[] maxKey;
     /** False until the largest key has been looked up in a stored tree: until then every write goes to the root. */
     private boolean maxKeyKnown;
 
+    /** The write path of {@code tree}, whose nodes are in {@code store} and reshaped by {@code reshaper}. */
     WritePath(BeTree tree, NodeStore store, Reshaper reshaper) {
         this.tree = tree;
         this.store = store;
         this.reshaper = reshaper;
     }
 
-    /** The tree was created empty: no key at all, so the first puts may take the sequential path. */
+    /**
+     * The tree was created empty: no key at all, so the first puts may take the sequential path.
+     * Called before the tree is published, without the writers lock.
+     */
     void treeIsEmpty() {
         maxKey = null;
         maxKeyKnown = true;

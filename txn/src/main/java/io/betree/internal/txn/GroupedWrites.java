@@ -56,7 +56,7 @@ final class GroupedWrites {
     }
 
     /** The tree of each group of {@link #byTree}, in order. */
-    static <W, T> List<T> keys(List<List<W>> groups, Function<W, T> tree) {
+    static <W, T> List<T> trees(List<List<W>> groups, Function<W, T> tree) {
         List<T> trees = new ArrayList<>(groups.size());
         for (List<W> group : groups) {
             trees.add(tree.apply(group.get(0)));

@@ -327,7 +327,7 @@ public final class TransactionManager implements MvccHorizon {
             throw new WriteConflictException("write conflict on a key of index id " + conflictIndex
                     + ": another transaction committed it after this transaction's snapshot");
         }
-        List<BeTree> trees = GroupedWrites.keys(byTree, WriteOp::tree);
+        List<BeTree> trees = GroupedWrites.trees(byTree, WriteOp::tree);
         apply(trees, treeTurns, false, ts, (t, tree) -> tree.writeAll(byTree.get(t), ts));
         if (!watermark.awaitVisible(ts, () -> failure != null)) {
             checkUsable();
@@ -549,7 +549,7 @@ public final class TransactionManager implements MvccHorizon {
             commitGate.unlock();
         }
         // Timed as a commit is, so that replay learns a usual commit and is paced as writers are.
-        holdBack(GroupedWrites.keys(byTree, WriteOp::tree), System.nanoTime() - started);
+        holdBack(GroupedWrites.trees(byTree, WriteOp::tree), System.nanoTime() - started);
     }
 
     private void checkUsable() {

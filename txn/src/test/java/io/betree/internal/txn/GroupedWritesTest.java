@@ -1,8 +1,10 @@
 package io.betree.internal.txn;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -23,7 +25,7 @@ class GroupedWritesTest {
                 new Write(C, "5"));
         List<List<Write>> groups = GroupedWrites.byTree(writes, TREE);
         assertEquals(List.of(writes.subList(0, 2), writes.subList(2, 3), writes.subList(3, 5)), groups);
-        assertEquals(List.of(B, A, C), GroupedWrites.keys(groups, TREE));
+        assertEquals(List.of(B, A, C), GroupedWrites.trees(groups, TREE));
     }
 
     @Test
@@ -35,15 +37,25 @@ class GroupedWritesTest {
                 List.of(writes.get(0), writes.get(2), writes.get(5)),
                 List.of(writes.get(1), writes.get(3)),
                 List.of(writes.get(4))), groups);
-        assertEquals(List.of(A, B, C), GroupedWrites.keys(groups, TREE));
+        assertEquals(List.of(A, B, C), GroupedWrites.trees(groups, TREE));
     }
 
     @Test
     void treesAreToldApartByIdentityNotEquality() {
         Object twin = new String("tree");
         Object other = new String("tree");
-        List<Write> writes = List.of(new Write(twin, "1"), new Write(other, "2"));
-        assertEquals(2, GroupedWrites.byTree(writes, TREE).size());
+        List<Write> writes = List.of(new Write(twin, "1"), new Write(other, "2"), new Write(twin, "3"));
+        assertEquals(List.of(List.of(writes.get(0), writes.get(2)), List.of(writes.get(1))),
+                GroupedWrites.byTree(writes, TREE));
+    }
+
+    @Test
+    void runsAreViewsOfTheWritesNotCopies() {
+        List<Write> writes = new ArrayList<>(List.of(new Write(A, "1"), new Write(A, "2"), new Write(B, "3")));
+        List<List<Write>> groups = GroupedWrites.byTree(writes, TREE);
+        Write replaced = new Write(A, "replaced");
+        writes.set(1, replaced);
+        assertSame(replaced, groups.get(0).get(1));
     }
 
     @Test
