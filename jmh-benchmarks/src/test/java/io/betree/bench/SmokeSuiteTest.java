@@ -137,6 +137,35 @@ class SmokeSuiteTest {
         }
     }
 
+    /**
+     * With {@code bench.batchSeries} set, a time-series run writes one line per transaction: when
+     * it ended and how long it took. Its results go to a directory of their own, out of the report.
+     */
+    @Order(1)
+    @Test
+    void timeSeriesWritesEachTransactionToTheBatchSeriesWhenAsked() throws IOException {
+        Path series = DATA.resolve("batch-series");
+        BenchContext ctx = BenchContext.of("betree", "lz4", Scale.named("tiny"), false,
+                new Results(RESULTS.resolveSibling("batch-series-results")), DATA, null);
+        System.setProperty("bench.batchSeries", series.toString());
+        PhaseResult r;
+        try {
+            r = TimeSeriesWorkload.run(ctx, 2);
+        } finally {
+            System.clearProperty("bench.batchSeries");
+        }
+        List<String> lines = Files.readAllLines(series.resolve("timeseries-2-betree.txt"));
+        assertEquals(r.requests(), lines.size());
+        for (String line : lines) {
+            String[] f = line.split(" ");
+            assertEquals(2, f.length, line);
+            double endSeconds = Double.parseDouble(f[0]);
+            double millis = Double.parseDouble(f[1]);
+            assertTrue(endSeconds > 0 && endSeconds <= r.seconds(), line + " in a run of " + r.seconds() + " s");
+            assertTrue(millis > 0 && millis <= endSeconds * 1000 + 0.2, line); // both rounded
+        }
+    }
+
     @Order(1)
     @ParameterizedTest
     @ValueSource(strings = {"betree", "rocksdb"})
