@@ -117,7 +117,7 @@ public final class MessageBuffer {
             b.data.writeBytes(src, start, length);
             int entry = 0;
             for (int at = 0; at < length; at += b.messageLength(at)) {
-                b.indexView.putInt(entry, at).putLong(entry + 4, b.keyPrefix(at, 0)).putLong(entry + 12, b.keyPrefix(at, 8));
+                putEntry(b.indexView, entry, at, b.keyPrefix(at, 0), b.keyPrefix(at, 8));
                 entry += ENTRY;
             }
             b.index.writerIndex(entry);
@@ -213,7 +213,7 @@ public final class MessageBuffer {
         }
         data.writerIndex(off + length);
         int at = index.writerIndex();
-        indexView.putInt(at, off).putLong(at + 4, keyPrefix(key, 0)).putLong(at + 12, keyPrefix(key, 8));
+        putEntry(indexView, at, off, keyPrefix(key, 0), keyPrefix(key, 8));
         index.writerIndex(at + ENTRY);
         count++;
         if (count - sorted > TAIL) {
@@ -247,8 +247,7 @@ public final class MessageBuffer {
             int src = other.offsetAt(k);
             int length = other.messageLength(src);
             dataView.put(dataAt, other.dataView, src, length);
-            indexView.putInt(indexAt, dataAt).putLong(indexAt + 4, other.prefixAt(k))
-                    .putLong(indexAt + 12, other.prefix2At(k));
+            putEntry(indexView, indexAt, dataAt, other.prefixAt(k), other.prefix2At(k));
             dataAt += length;
             indexAt += ENTRY;
         }
@@ -306,8 +305,7 @@ public final class MessageBuffer {
         }
         TailSort.sort(this, offsets, prefixes, prefixes2, n);
         for (int k = 0; k < n; k++) {
-            indexView.putInt((from + k) * ENTRY, offsets[k]).putLong((from + k) * ENTRY + 4, prefixes[k])
-                    .putLong((from + k) * ENTRY + 12, prefixes2[k]);
+            putEntry(indexView, (from + k) * ENTRY, offsets[k], prefixes[k], prefixes2[k]);
         }
     }
 
@@ -356,7 +354,7 @@ public final class MessageBuffer {
             long laterPrefix2 = out.getLong(j + 12);
             int laterOffset = out.getInt(j);
             if (compareEntries(prefix, prefix2, offset, laterPrefix, laterPrefix2, laterOffset) < 0) {
-                out.putInt(p, offset).putLong(p + 4, prefix).putLong(p + 12, prefix2);
+                putEntry(out, p, offset, prefix, prefix2);
                 i += ENTRY;
                 if (i < earlier) {
                     prefix = held.getLong(i + 4);
@@ -364,7 +362,7 @@ public final class MessageBuffer {
                     offset = held.getInt(i);
                 }
             } else {
-                out.putInt(p, laterOffset).putLong(p + 4, laterPrefix).putLong(p + 12, laterPrefix2);
+                putEntry(out, p, laterOffset, laterPrefix, laterPrefix2);
                 j += ENTRY;
             }
             p += ENTRY;
@@ -415,6 +413,14 @@ public final class MessageBuffer {
     int compareMessages(int a, int b) {
         int c = Keys.compare(dataView, a + HEADER, keyLength(a), dataView, b + HEADER, keyLength(b));
         return c != 0 ? c : Long.compare(msn(a), msn(b));
+    }
+
+    /**
+     * Writes an index entry at byte {@code at} of {@code view}: the message's offset and its key's
+     * first 16 bytes as two longs ({@link #ENTRY} bytes in all).
+     */
+    private static void putEntry(ByteBuffer view, int at, int offset, long prefix, long prefix2) {
+        view.putInt(at, offset).putLong(at + 4, prefix).putLong(at + 12, prefix2);
     }
 
     /** Offset of the message at position {@code i} of the index. */
