@@ -1,13 +1,7 @@
 package io.betree.internal.cache;
 
-import io.betree.compression.BlockCompressor;
-import io.betree.internal.fault.BetreeIOException;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
-import java.io.IOException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -40,27 +34,19 @@ public final class NodeCache {
     /** The cap this cache draws on, alone or with other environments' caches. */
     private final CacheBudget budget;
     private final ReentrantLock lock = new ReentrantLock();
-    private final ConcurrentHashMap<Long, CacheEntry> entries = new ConcurrentHashMap<>();
-    /** Guarded by the lock, as is everything below that is not final or atomic. */
-    private final ClockRing ring = new ClockRing();
-    private final AtomicLong accountedBytes = new AtomicLong();
-    private final CheckpointImages checkpoint = new CheckpointImages();
-    /** How long one eviction task runs before it lets other caches' tasks go first. */
-    private static final long EVICTION_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** The map, the clock ring and the bytes accounted; they change, and the ring is read, under the lock. */
+    private final CachedEntries entries = new CachedEntries();
     private final Condition roomMade = lock.newCondition();
-    /** Signalled when a claim held with the lock released ends (see {@link #writeOut}). */
+    /**
+     * Signalled when a claim held with the lock released ends: the evictor's write-back of a victim,
+     * or a checkpoint image taken outside the lock.
+     */
     private final Condition claimEnded = lock.newCondition();
-    /** Eviction tasks queued or running, at most {@link Evictors#TASKS_PER_CACHE}; other members of a shared budget read it. */
-    private final AtomicInteger evictionTasks = new AtomicInteger();
-    private volatile boolean stopping;
-    /** Checkpoint images the evictor is writing or pinners copying now; the checkpoint must not finish before them. */
-    private int checkpointWritesInFlight;
-    private volatile RuntimeException evictionFailure;
-    private long evictions;
-    /** Entries that dropped parts instead of leaving ({@link CacheEntry#shed}); cache lock. */
-    private long sheds;
+    /** Marks, copies and writes a checkpoint's images; under the lock but for its writes. */
+    private final CheckpointWriter checkpoint;
+    /** Runs the eviction tasks and holds writers until they made room; under the lock. */
+    private final CacheEvictor evictor;
     private final AtomicLong partialFetches = new AtomicLong();
-    private long writeBacks;
     private final AtomicLong misses = new AtomicLong();
 
     /**
@@ -77,6 +63,9 @@ public final class NodeCache {
         this.store = store;
         this.memory = memory;
         this.budget = budget;
+        EntryImages images = new EntryImages(store, memory);
+        this.checkpoint = new CheckpointWriter(lock, roomMade, claimEnded, memory, entries, images);
+        this.evictor = new CacheEvictor(this, budget, memory, lock, roomMade, claimEnded, entries, images, checkpoint);
         budget.join(this);
     }
 
@@ -93,7 +82,7 @@ public final class NodeCache {
     public CacheEntry pinIfCached(long blockNumber) {
         CacheEntry cached = entries.get(blockNumber);
         if (cached != null && !cached.checkpointPending && cached.tryPin()) {
-            ring.use(cached);
+            entries.ring().use(cached);
             return cached;
         }
         return null;
@@ -115,7 +104,7 @@ public final class NodeCache {
 
     /** Whether the entry of {@code blockNumber} is in the cache now. Lock-free. */
     public boolean isCached(long blockNumber) {
-        return entries.containsKey(blockNumber);
+        return entries.contains(blockNumber);
     }
 
     /**
@@ -126,21 +115,21 @@ public final class NodeCache {
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public void prefetch(long blockNumber, EntryLoader<?> loader) {
-        if (entries.containsKey(blockNumber)) {
+        if (entries.contains(blockNumber)) {
             return;
         }
         misses.incrementAndGet();
         CacheEntry made = loader.load(blockNumber, store.fetch(blockNumber));
         lock.lock();
         try {
-            if (stopping || pinnableEntry(blockNumber) != null) {
+            if (evictor.stopping() || pinnableEntry(blockNumber) != null) {
                 made.releaseMemory();
                 return;
             }
             made.setPins(0);
             // Counted as used, not on probation: its reader pins it shortly, and a loaded entry
             // nobody has used yet is the evictor's first victim.
-            insert(made, false);
+            entries.insert(made, false);
         } finally {
             lock.unlock();
         }
@@ -150,18 +139,18 @@ public final class NodeCache {
     private <E extends CacheEntry> E pinCached(long blockNumber, Class<E> type) {
         CacheEntry cached = entries.get(blockNumber);
         if (cached != null && !cached.checkpointPending && cached.tryPin()) {
-            ring.use(cached);
+            entries.ring().use(cached);
             return castPinned(cached, type);
         }
         lock.lock();
         try {
             CacheEntry e = pinnableEntry(blockNumber);
             while (e != null && e.checkpointPending && !e.writing && e.claim()) {
-                captureOutsideLock(e);
+                checkpoint.captureOutsideLock(e);
                 e = pinnableEntry(blockNumber);
             }
             if (e != null) {
-                captureIfPending(e);
+                checkpoint.captureIfPending(e);
                 pinLocked(e);
                 return castPinned(e, type);
             }
@@ -181,12 +170,12 @@ public final class NodeCache {
             CacheEntry raced = pinnableEntry(made.blockNumber());
             if (raced != null) {
                 made.releaseMemory();
-                captureIfPending(raced);
+                checkpoint.captureIfPending(raced);
                 pinLocked(raced);
                 return castPinned(raced, type);
             }
             made.setPins(1);
-            insert(made, true);
+            entries.insert(made, true);
             return made;
         } finally {
             lock.unlock();
@@ -214,7 +203,7 @@ public final class NodeCache {
         if (!e.tryPin()) {
             throw new IllegalStateException("block " + e.blockNumber() + " is claimed outside the cache lock");
         }
-        ring.use(e);
+        entries.ring().use(e);
     }
 
     /** Casts a pinned entry to the type its caller expects; on a mismatch unpins it and throws. */
@@ -231,28 +220,15 @@ public final class NodeCache {
     public void add(CacheEntry e) {
         lock.lock();
         try {
-            if (entries.containsKey(e.blockNumber())) {
+            if (entries.contains(e.blockNumber())) {
                 throw new IllegalStateException("block " + e.blockNumber() + " is already cached");
             }
             e.setPins(1);
             e.dirty = true;
-            insert(e, false);
+            entries.insert(e, false);
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Lock held: caches {@code e}, on probation when {@code loaded} from its block ({@link ClockRing}). */
-    private void insert(CacheEntry e, boolean loaded) {
-        if (loaded) {
-            ring.addLoaded(e);
-        } else {
-            ring.add(e);
-            e.referenced = true;
-        }
-        entries.put(e.blockNumber(), e); // after its ring state: pinners that find it read that
-        e.accountedBytes = e.memoryBytes();
-        accountedBytes.addAndGet(e.accountedBytes);
     }
 
     /**
@@ -275,9 +251,7 @@ public final class NodeCache {
         if (modified) {
             // Before the pin goes: nobody can claim (evict, mark clean) the entry until then. The
             // modifier holds its tree's lock, so two of these never run at once for one entry.
-            long now = e.memoryBytes();
-            accountedBytes.addAndGet(now - e.accountedBytes);
-            e.accountedBytes = now;
+            entries.remeasure(e);
             e.dirty = true;
             e.version++;
             e.referenced = true; // changed: used, whatever its reader did
@@ -292,9 +266,7 @@ public final class NodeCache {
      * such reader takes); or, for the evictor, has it claimed.
      */
     public void remeasure(CacheEntry e) {
-        long now = e.memoryBytes();
-        accountedBytes.addAndGet(now - e.accountedBytes);
-        e.accountedBytes = now;
+        entries.remeasure(e);
     }
 
     /**
@@ -309,23 +281,13 @@ public final class NodeCache {
                 return false;
             }
             try {
-                return e.clean() && shedClaimed(e);
+                return e.clean() && evictor.shedClaimed(e);
             } finally {
                 e.unclaim();
             }
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Lock held, clean {@code e} claimed: lets it drop what it can read back, and counts it; true if it did. */
-    private boolean shedClaimed(CacheEntry e) {
-        if (!e.shed()) {
-            return false;
-        }
-        remeasure(e);
-        sheds++;
-        return true;
     }
 
     /**
@@ -358,7 +320,7 @@ public final class NodeCache {
         // slow writers for good: only a cache the evictor can bring down counts.
         lock.lock();
         try {
-            return ring.anyEvictable(false) ? (double) over / (budget.capBytes() - budget.targetBytes()) : 0;
+            return entries.ring().anyEvictable(false) ? (double) over / (budget.capBytes() - budget.targetBytes()) : 0;
         } finally {
             lock.unlock();
         }
@@ -379,68 +341,9 @@ public final class NodeCache {
         if (budget.heldBytes() > budget.targetBytes()) {
             lock.lock();
             try {
-                makeRoom(limit);
+                evictor.makeRoom(limit);
             } finally {
                 lock.unlock();
-            }
-        }
-    }
-
-    /**
-     * Over the eviction target, wakes the evictor; over {@code limit} (the budget, or the target for
-     * background work), waits for it, so that a writer never compresses or writes a block itself.
-     * Lock held.
-     */
-    private void makeRoom(long limit) {
-        if (budget.heldBytes() <= budget.targetBytes()) {
-            return;
-        }
-        requestEviction();
-        budget.askOthersToEvict(this);
-        while (budget.heldBytes() > limit && !stopping) {
-            if (evictionFailure != null) {
-                throw new BetreeIOException("the node cache cannot write back: " + evictionFailure.getMessage(),
-                        evictionFailure.getCause() instanceof IOException ? (IOException) evictionFailure.getCause()
-                                : new IOException(evictionFailure));
-            }
-            // At the hard limit, buffers kept for reuse go first when the pool's footprint is what
-            // is over: freeing them makes room at once, where evicting means compressing and
-            // writing nodes. In a small-cache delete-FIFO load the pool held a median 8 MiB beyond
-            // its buffers in use whenever a writer waited here (kept buffers may be an eighth of
-            // those in use); freeing them first, the time slow batches spent here went from 4.7 s
-            // to 2.0 s and the worst batch from 203 ms to 124 ms. Freed outside the lock: on
-            // JDK 22+ freeing a buffer closes its arena, which briefly stops every thread.
-            if (limit >= budget.capBytes() && memory.footprint() > accountedBytes.get()) {
-                long freed;
-                lock.unlock();
-                try {
-                    freed = NodeMemory.releaseKeptBuffers();
-                } finally {
-                    lock.lock();
-                }
-                if (freed > 0) {
-                    memory.remeasureFootprint();
-                    continue;
-                }
-            }
-            try {
-                // Again on every round: the evictor may have gone idle on a footprint measured
-                // before this writer's bytes arrived (footprint() is re-measured once a millisecond).
-                requestEviction();
-                budget.askOthersToEvict(this);
-                roomMade.await(10, TimeUnit.MILLISECONDS);
-                // Whether woken or timed out: with nothing left to evict (everything pinned, only
-                // roots left below the budget, or the excess is the pool's share of partly used
-                // chunks, which eviction cannot free),
-                // going over budget beats waiting for ever. The evictor signals even when it found
-                // no victim, so a writer that only checked after a timeout never got here.
-                long held = budget.heldBytes();
-                if (held > limit && !ring.anyEvictable(held > budget.capBytes()) && !budget.othersEvicting(this)) {
-                    return;
-                }
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                return;
             }
         }
     }
@@ -452,7 +355,7 @@ public final class NodeCache {
      * a moment old will do ({@link #awaitBelow}'s first check, {@link #headroomUsed}).
      */
     long ownHeldBytes() {
-        return Math.max(accountedBytes.get(), memory.footprint());
+        return Math.max(entries.accountedBytes(), memory.footprint());
     }
 
     /**
@@ -463,8 +366,8 @@ public final class NodeCache {
         lock.lock();
         try {
             awaitNotWriting(e);
-            captureIfPending(e);
-            remove(e);
+            checkpoint.captureIfPending(e);
+            entries.remove(e);
         } finally {
             lock.unlock();
         }
@@ -494,8 +397,8 @@ public final class NodeCache {
             if (!e.claim()) {
                 throw new IllegalStateException("block " + blockNumber + " is freed while pinned");
             }
-            captureIfPending(e);
-            remove(e);
+            checkpoint.captureIfPending(e);
+            entries.remove(e);
         } finally {
             lock.unlock();
         }
@@ -509,40 +412,17 @@ public final class NodeCache {
         }
     }
 
-    /** Lock held: the entry leaves the map and the ring; no pin can be taken on it afterwards. */
-    private void remove(CacheEntry e) {
-        e.markGone();
-        entries.remove(e.blockNumber(), e);
-        ring.remove(e);
-        accountedBytes.addAndGet(-e.accountedBytes);
-    }
-
     /**
-     * Queues an eviction task of this cache unless {@link Evictors#TASKS_PER_CACHE} are queued or
-     * running already. Two run at once so that one compresses and writes a dirty entry while the
-     * other does the same or drops clean ones. Lock held.
+     * As {@link CacheEvictor#requestEviction}, for another member of a shared budget, which does not
+     * hold this cache's lock.
      */
-    private void requestEviction() {
-        while (!stopping && evictionFailure == null) {
-            int tasks = evictionTasks.get();
-            if (tasks >= Evictors.TASKS_PER_CACHE) {
-                return;
-            }
-            if (evictionTasks.compareAndSet(tasks, tasks + 1)) {
-                Evictors.submit(this::evictTask);
-                return;
-            }
-        }
-    }
-
-    /** As {@link #requestEviction}, for another member of a shared budget, which does not hold this cache's lock. */
     void requestEvictionFromOutside() {
-        requestEviction();
+        evictor.requestEviction();
     }
 
     /** Whether an eviction task of this cache is queued or running. */
     boolean evicting() {
-        return evictionTasks.get() > 0;
+        return evictor.evicting();
     }
 
     /** Wakes writers waiting for room, if the lock is free now (they look again every 10 ms anyway). */
@@ -553,241 +433,6 @@ public final class NodeCache {
             } finally {
                 lock.unlock();
             }
-        }
-    }
-
-    /**
-     * The eviction task, on a shared evictor thread: while the cache is over its eviction target, drops clean
-     * unpinned entries and writes back dirty ones, second-chance clock order. A dirty entry is
-     * serialized, compressed and written outside the lock; it leaves the cache only if nobody
-     * changed it meanwhile. After {@link #EVICTION_SLICE_NANOS} with work left it queues itself
-     * again, behind other caches' tasks. When nothing can be evicted now (everything pinned, or
-     * only roots left below the budget) it ends; a writer still short of room asks again.
-     */
-    private void evictTask() {
-        boolean yielded = false;
-        lock.lock();
-        try {
-            yielded = evictForAWhile();
-        } catch (RuntimeException | Error e) {
-            // Writers waiting for room must learn why none comes, rather than wait forever.
-            evictionFailure = e instanceof RuntimeException ? (RuntimeException) e
-                    : new IllegalStateException("the evictor failed: " + e, e);
-        } finally {
-            evictionTasks.decrementAndGet();
-            roomMade.signalAll();
-            if (yielded) {
-                requestEviction();
-            }
-            lock.unlock();
-        }
-    }
-
-    /** Evicts while over the eviction target; returns true if it stopped only because its time slice ended. Lock held. */
-    private boolean evictForAWhile() {
-        long start = System.nanoTime();
-        while (!stopping && evictionFailure == null && budget.shouldEvict(this, budget.heldBytes())) {
-            if (System.nanoTime() - start > EVICTION_SLICE_NANOS) {
-                return true;
-            }
-            // Writers wait past the budget: free memory at once where a clean entry allows.
-            // Roots are written back only then: a root that writers append to is changed again
-            // before its write-back ends, so it stays in memory anyway, and writers wait while it
-            // is serialized (up to 80 ms per batch in a 30 M-row iiBench).
-            boolean overHardLimit = budget.heldBytes() > budget.capBytes();
-            CacheEntry victim = overHardLimit ? ring.nextCleanVictim() : null;
-            if (victim == null) {
-                victim = ring.nextVictim(overHardLimit);
-            }
-            if (victim == null) {
-                return false;
-            }
-            if (!victim.claim()) {
-                continue; // pinned since nextVictim looked
-            }
-            if (victim.clean()) {
-                // Also on probation: the victim stays first, but the evictor often stops (back
-                // under its target) before it comes back to it, and a read meanwhile moves the
-                // leaf to the clock at the cost of a few KB instead of a read of 100 KB.
-                if (shedClaimed(victim)) {
-                    victim.unclaim();
-                    roomMade.signalAll();
-                    continue;
-                }
-                remove(victim);
-                victim.releaseMemory();
-                evictions++;
-                roomMade.signalAll();
-                continue;
-            }
-            writeOut(victim);
-        }
-        return false;
-    }
-
-    /**
-     * Lock held, victim claimed: serializes, compresses and writes the dirty victim's image with
-     * the lock released, so that pins of other entries and additions go on meanwhile (serializing
-     * an internal node with full buffers under the lock held the flusher and writers up to 45 s of
-     * a small-cache iiBench run). The claim lasts while the image is taken, so nobody pins (and so
-     * changes) the victim then; a pinner on the locked path waits for it ({@link #pinnableEntry}).
-     * Afterwards writers may pin it again; it leaves the cache only if nobody changed it.
-     */
-    private void writeOut(CacheEntry victim) {
-        boolean forCheckpoint = victim.checkpointPending;
-        victim.checkpointPending = false;
-        victim.writing = true;
-        if (forCheckpoint) {
-            checkpointWritesInFlight++;
-        }
-        long version = victim.version;
-        RuntimeException failed = null;
-        boolean current = false;
-        lock.unlock();
-        try {
-            ByteBuf image;
-            try {
-                image = serialize(victim);
-            } finally {
-                lock.lock();
-                try {
-                    victim.unclaim();
-                    claimEnded.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-            }
-            current = writeImage(victim.blockNumber(), image, victim.compressor(), forCheckpoint);
-        } catch (RuntimeException e) {
-            failed = e;
-        } finally {
-            lock.lock();
-        }
-        victim.writing = false;
-        if (forCheckpoint) {
-            checkpointWritesInFlight--;
-        }
-        if (failed != null) {
-            evictionFailure = failed;
-            victim.checkpointPending = forCheckpoint;
-        } else {
-            writeBacks++;
-            // A checkpoint that began during the write marked the entry again: its image must go
-            // to that checkpoint, so the entry stays (dirty and marked) for the checkpointer. A
-            // pinned entry may be in the middle of a change, so it stays dirty as well.
-            // Claim before comparing versions: a writer that unpins between a comparison and the
-            // claim would otherwise have its change marked clean and dropped. A checkpoint image
-            // that did not become the current version leaves the entry dirty (see
-            // BackingStore#writeCheckpointImage).
-            if (victim.claim()) {
-                if (current && victim.version == version && !victim.checkpointPending
-                        && entries.get(victim.blockNumber()) == victim) {
-                    victim.dirty = false;
-                    remove(victim);
-                    victim.releaseMemory();
-                    evictions++;
-                } else {
-                    victim.unclaim();
-                }
-            }
-        }
-        roomMade.signalAll();
-    }
-
-    private ByteBuf serialize(CacheEntry e) {
-        return serialize(e, false);
-    }
-
-    /**
-     * The checkpoint image of {@code e}: {@link CacheEntry#serializeImage} for an entry kept
-     * resident (a root, which nearly every write changes, so its image is soon replaced), so that
-     * its pinner, or a pinner waiting for the checkpointer, holds up no writer for a slow form
-     * nobody is likely to read. Other entries may stay unchanged, their image then being what
-     * later loads read, so they get the on-disk form.
-     */
-    private ByteBuf serializeImage(CacheEntry e) {
-        return serialize(e, e.keptResident);
-    }
-
-    private ByteBuf serialize(CacheEntry e, boolean quick) {
-        ByteBuf out = memory.allocate(e.serializedSizeBound());
-        try {
-            if (quick) {
-                e.serializeImage(out);
-            } else {
-                e.serialize(out);
-            }
-            return out;
-        } catch (RuntimeException ex) {
-            memory.release(out);
-            throw ex;
-        }
-    }
-
-    /**
-     * Writes (and releases) an image of block {@code block}, for a checkpoint or as a write-back;
-     * returns whether it became the block's current version.
-     */
-    private boolean writeImage(long block, ByteBuf image, BlockCompressor codec, boolean forCheckpoint) {
-        try {
-            if (forCheckpoint) {
-                return store.writeCheckpointImage(block, image, codec);
-            }
-            store.writeBack(block, image, codec);
-            return true;
-        } finally {
-            memory.release(image);
-        }
-    }
-
-    private void captureIfPending(CacheEntry e) {
-        checkpoint.captureIfOwed(e, this::serializeImage);
-    }
-
-    /**
-     * Lock held, {@code e} claimed and owed to the checkpoint: copies its image for the checkpoint
-     * with the lock released, as {@link #writeOut} does (an internal node with full buffers takes
-     * tens of milliseconds, which every pin on the locked path would otherwise wait), then ends
-     * the claim. Counted as a checkpoint write in flight, so that the checkpoint waits for it.
-     */
-    private void captureOutsideLock(CacheEntry e) {
-        long generation = checkpoint.generation();
-        checkpointWritesInFlight++;
-        try {
-            CheckpointImages.Image image = takeImageOutsideLock(e);
-            if (checkpoint.generation() == generation) {
-                checkpoint.addCaptured(image);
-            } else {
-                memory.release(image.bytes()); // the checkpoint it was for has been abandoned
-            }
-        } finally {
-            checkpointWritesInFlight--;
-            roomMade.signalAll();
-        }
-    }
-
-    /**
-     * Lock held, {@code e} claimed and owed to the checkpoint: takes its image with the lock
-     * released and ends the claim, the lock held again. Pinners on the locked path wait meanwhile
-     * ({@link #pinnableEntry}); if serializing fails, the entry stays owed.
-     */
-    private CheckpointImages.Image takeImageOutsideLock(CacheEntry e) {
-        long version = e.version;
-        e.checkpointPending = false;
-        e.writing = true;
-        boolean taken = false;
-        lock.unlock();
-        try {
-            ByteBuf bytes = serializeImage(e);
-            taken = true;
-            return new CheckpointImages.Image(e, version, bytes, false); // taken only when not being written
-        } finally {
-            lock.lock();
-            e.writing = false;
-            e.checkpointPending = !taken;
-            e.unclaim();
-            claimEnded.signalAll();
-            roomMade.signalAll();
         }
     }
 
@@ -804,7 +449,7 @@ public final class NodeCache {
         lock.lock();
         try {
             storageBegin.run();
-            checkpoint.begin(ring);
+            checkpoint.begin();
         } finally {
             lock.unlock();
         }
@@ -817,67 +462,14 @@ public final class NodeCache {
      * the cache lock released where the entry is not pinned, so other pins and the evictor go on.
      */
     public void writeCheckpointImages() {
-        while (true) {
-            CheckpointImages.Image image;
-            lock.lock();
-            try {
-                while (true) {
-                    image = checkpoint.nextCaptured();
-                    if (image == null) {
-                        CacheEntry owed = checkpoint.nextOwed();
-                        if (owed != null) {
-                            // Pinned (by readers) or being written back: copied under the lock.
-                            image = !owed.writing && owed.claim() ? takeImageOutsideLock(owed)
-                                    : checkpoint.take(owed, this::serializeImage);
-                            break;
-                        }
-                    }
-                    if (image != null || checkpointWritesInFlight == 0) {
-                        break;
-                    }
-                    // The evictor is writing images for this checkpoint: wait, then look again
-                    // (a failed write hands its entry back, marked).
-                    roomMade.awaitUninterruptibly();
-                    checkpoint.rescan();
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (image == null) {
-                break;
-            }
-            CacheEntry e = image.entry();
-            boolean current = writeImage(e.blockNumber(), image.bytes(), e.compressor(), true);
-            lock.lock();
-            try {
-                writeBacks++;
-                // Clean only if the image is now what a read of the block finds, and no write-back
-                // of an earlier state is on its way to replace it, nor was when the image was
-                // taken (it may have ended since, after this image became current, and replaced it).
-                if (current && !e.writing && !image.earlierWriteInFlight() && e.ringIndex >= 0
-                        && entries.get(e.blockNumber()) == e && e.claim()) {
-                    if (e.version == image.version()) { // compared under the claim, as in writeOut
-                        e.dirty = false;
-                    }
-                    e.unclaim();
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-        lock.lock();
-        try {
-            checkpoint.end();
-        } finally {
-            lock.unlock();
-        }
+        checkpoint.writeOwedImages();
     }
 
     /** Forgets a failed checkpoint's marks and copies. */
     public void abortCheckpoint() {
         lock.lock();
         try {
-            checkpoint.clear(ring, memory);
+            checkpoint.abort();
         } finally {
             lock.unlock();
         }
@@ -890,19 +482,12 @@ public final class NodeCache {
     public void releaseAll() {
         lock.lock();
         try {
-            stopping = true;
-            roomMade.signalAll();
-            // A task queued or running sees the flag and ends (a write in progress finishes first).
-            while (evictionTasks.get() > 0) {
-                roomMade.awaitUninterruptibly();
-            }
-            for (CacheEntry e : ring) {
+            evictor.stop();
+            for (CacheEntry e : entries.ring()) {
                 e.releaseMemory();
             }
-            checkpoint.releaseCaptured(memory);
-            ring.clear();
+            checkpoint.releaseCaptured();
             entries.clear();
-            accountedBytes.set(0);
         } finally {
             lock.unlock();
         }
@@ -913,8 +498,9 @@ public final class NodeCache {
     public Stats stats() {
         lock.lock();
         try {
-            return new Stats(entries.size(), accountedBytes.get(), budget.capBytes(), misses.get(), evictions,
-                    writeBacks, sheds, partialFetches.get());
+            return new Stats(entries.size(), entries.accountedBytes(), budget.capBytes(), misses.get(),
+                    evictor.evictions(), evictor.writeBacks() + checkpoint.writeBacks(), evictor.sheds(),
+                    partialFetches.get());
         } finally {
             lock.unlock();
         }
