@@ -15,7 +15,8 @@ import java.util.Arrays;
  * and a lookup searches that many runs. One sorted prefix that each full tail was merged into
  * copied the whole index every time, and with large root buffers that was a third of a writer's
  * time in an iiBench load. Flushes, splits and merges {@link #consolidate} the buffer into one
- * run first.
+ * run first. {@link SortedRuns} sorts and merges runs; {@link BufferReads} searches and merges them
+ * for reads, which change nothing.
  *
  * <p>Message layout: type (1 byte), msn (8), transaction id (8), key length (2), value length (4),
  * key, value. The transaction id is 0 for non-transactional writes.
@@ -30,7 +31,7 @@ public final class MessageBuffer {
      * {@link #keyPrefix(int, int)}). With 8 bytes, keys that share them (a time series' sensor and
      * the high half of its timestamp) were compared in {@code data}, a fifth of a writer's time.
      */
-    private static final int ENTRY = 20;
+    static final int ENTRY = 20;
     /** Unsorted arrivals a buffer keeps before it sorts them into a run. */
     static final int TAIL = 64;
     /**
@@ -138,7 +139,7 @@ public final class MessageBuffer {
             inOrder = compareEntries(k - 1, k) < 0;
         }
         if (!inOrder) {
-            sortPositions(0, count);
+            SortedRuns.sortPositions(this, indexView, 0, count);
         }
         sorted = count;
         runs = count == 0 ? 0 : 1;
@@ -284,7 +285,7 @@ public final class MessageBuffer {
 
     /** Sorts the tail in place and makes it the last run. */
     private void sealTail() {
-        sortPositions(sorted, count);
+        SortedRuns.sortPositions(this, indexView, sorted, count);
         if (runs == runEnds.length) {
             runEnds = Arrays.copyOf(runEnds, runs * 2);
         }
@@ -292,25 +293,19 @@ public final class MessageBuffer {
         sorted = count;
     }
 
-    /** Sorts index positions {@code [from, to)} by (key, msn) in place. */
-    private void sortPositions(int from, int to) {
-        int n = to - from;
-        int[] offsets = new int[n];
-        long[] prefixes = new long[n];
-        long[] prefixes2 = new long[n];
-        for (int k = 0; k < n; k++) {
-            offsets[k] = offsetAt(from + k);
-            prefixes[k] = prefixAt(from + k);
-            prefixes2[k] = prefix2At(from + k);
-        }
-        TailSort.sort(this, offsets, prefixes, prefixes2, n);
-        for (int k = 0; k < n; k++) {
-            putEntry(indexView, (from + k) * ENTRY, offsets[k], prefixes[k], prefixes2[k]);
-        }
+    /** Number of sorted runs. */
+    int runCount() {
+        return runs;
     }
 
-    private int runStart(int r) {
+    /** Where run {@code r} starts: a position of the index. */
+    int runStart(int r) {
         return r == 0 ? 0 : runEnds[r - 1];
+    }
+
+    /** Where run {@code r} ends (exclusive): a position of the index. */
+    int runEnd(int r) {
+        return runEnds[r];
     }
 
     private int runLength(int r) {
@@ -318,16 +313,15 @@ public final class MessageBuffer {
     }
 
     /**
-     * Merges the last two runs into one in place: the earlier run is copied to {@code scratch} and
-     * merged with the later one from there, front to back, so that the output never overtakes the
-     * later run's unread entries, and the later run's entries past the earlier run's last stay
-     * where they are. Merging both into {@code scratch} and copying the result back moved every
-     * entry twice, a fifth of a writer's time in an iiBench load.
+     * Merges the last two runs into one in place ({@link SortedRuns#mergeInPlace}), from the
+     * earlier run's first message that sorts after the later run's first
+     * ({@link SortedRuns#firstAfter}), with the earlier run's messages from there held in
+     * {@code scratch}.
      */
     private void mergeLastRuns() {
         int b = runEnds[runs - 2];
         int c = runEnds[runs - 1];
-        int a = firstAfter(runStart(runs - 2), b);
+        int a = SortedRuns.firstAfter(this, runStart(runs - 2), b);
         runs--;
         runEnds[runs - 1] = c;
         if (a == b) {
@@ -339,65 +333,7 @@ public final class MessageBuffer {
             scratch = memory.allocate(Math.max(earlier, index.capacity()));
             scratchView = NodeMemory.view(scratch);
         }
-        ByteBuffer held = scratchView;
-        ByteBuffer out = indexView;
-        held.put(0, out, a * ENTRY, earlier);
-        int i = 0;
-        int j = b * ENTRY;
-        int p = a * ENTRY;
-        int end = c * ENTRY;
-        long prefix = held.getLong(4);
-        long prefix2 = held.getLong(12);
-        int offset = held.getInt(0);
-        while (i < earlier && j < end) {
-            long laterPrefix = out.getLong(j + 4);
-            long laterPrefix2 = out.getLong(j + 12);
-            int laterOffset = out.getInt(j);
-            if (compareEntries(prefix, prefix2, offset, laterPrefix, laterPrefix2, laterOffset) < 0) {
-                putEntry(out, p, offset, prefix, prefix2);
-                i += ENTRY;
-                if (i < earlier) {
-                    prefix = held.getLong(i + 4);
-                    prefix2 = held.getLong(i + 12);
-                    offset = held.getInt(i);
-                }
-            } else {
-                putEntry(out, p, laterOffset, laterPrefix, laterPrefix2);
-                j += ENTRY;
-            }
-            p += ENTRY;
-        }
-        if (i < earlier) {
-            out.put(p, held, i, earlier - i);
-        }
-    }
-
-    /**
-     * The first position in the sorted positions {@code [from, to)} whose message sorts after the
-     * one at {@code to} (the first of the run that follows), or {@code to}. The earlier run's
-     * messages before it already sort before the whole later run (its first message is its
-     * least), so a merge leaves them where they are; when it is {@code to}, the runs are in order
-     * and merging them moves nothing: a primary key written in ascending order, a queue's tail, a
-     * time series' newest step.
-     */
-    private int firstAfter(int from, int to) {
-        long prefix = prefixAt(to);
-        long prefix2 = prefix2At(to);
-        int offset = offsetAt(to);
-        if (compareEntries(prefixAt(to - 1), prefix2At(to - 1), offsetAt(to - 1), prefix, prefix2, offset) < 0) {
-            return to;
-        }
-        int lo = from;
-        int hi = to - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (compareEntries(prefixAt(mid), prefix2At(mid), offsetAt(mid), prefix, prefix2, offset) < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        SortedRuns.mergeInPlace(this, indexView, scratchView, a, b, c);
     }
 
     /**
@@ -419,22 +355,22 @@ public final class MessageBuffer {
      * Writes an index entry at byte {@code at} of {@code view}: the message's offset and its key's
      * first 16 bytes as two longs ({@link #ENTRY} bytes in all).
      */
-    private static void putEntry(ByteBuffer view, int at, int offset, long prefix, long prefix2) {
+    static void putEntry(ByteBuffer view, int at, int offset, long prefix, long prefix2) {
         view.putInt(at, offset).putLong(at + 4, prefix).putLong(at + 12, prefix2);
     }
 
     /** Offset of the message at position {@code i} of the index. */
-    private int offsetAt(int i) {
+    int offsetAt(int i) {
         return indexView.getInt(i * ENTRY);
     }
 
     /** Key prefix of the message at position {@code i} of the index. */
-    private long prefixAt(int i) {
+    long prefixAt(int i) {
         return indexView.getLong(i * ENTRY + 4);
     }
 
     /** Bytes 8 to 15 of the key of the message at position {@code i} of the index. */
-    private long prefix2At(int i) {
+    long prefix2At(int i) {
         return indexView.getLong(i * ENTRY + 12);
     }
 
@@ -469,7 +405,8 @@ public final class MessageBuffer {
         return p;
     }
 
-    private static long keyPrefix(byte[] key, int from) {
+    /** As {@link #keyPrefix(int, int)}, for {@code key}. */
+    static long keyPrefix(byte[] key, int from) {
         long p = 0;
         for (int i = from; i < from + 8; i++) {
             p = (p << 8) | (i < key.length ? key[i] & 0xff : 0);
@@ -492,30 +429,7 @@ public final class MessageBuffer {
      * a position in (key, msn) order after {@link #consolidate}.
      */
     int lowerBound(byte[] key, boolean strict) {
-        return lowerBound(key, strict, 0, sorted);
-    }
-
-    /** As {@link #lowerBound(byte[], boolean)} within the sorted positions {@code [lo, hi)}. */
-    private int lowerBound(byte[] key, boolean strict, int lo, int hi) {
-        long prefix = keyPrefix(key, 0);
-        long prefix2 = keyPrefix(key, 8);
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            int c = Long.compareUnsigned(prefixAt(mid), prefix);
-            if (c == 0) {
-                c = Long.compareUnsigned(prefix2At(mid), prefix2);
-            }
-            if (c == 0) {
-                int off = offsetAt(mid);
-                c = Keys.compare(dataView, off + HEADER, keyLength(off), key);
-            }
-            if (c < 0 || (strict && c == 0)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return BufferReads.lowerBound(this, key, strict, 0, sorted);
     }
 
     /**
@@ -523,37 +437,7 @@ public final class MessageBuffer {
      * there is none.
      */
     public int findNewest(byte[] key, long snapshotTs) {
-        int best = -1;
-        for (int r = 0; r < runs; r++) {
-            int start = runStart(r);
-            // Within a run a key's messages are in msn order: the last one at or below the snapshot.
-            for (int pos = lowerBound(key, true, start, runEnds[r]) - 1; pos >= start; pos--) {
-                int off = offsetAt(pos);
-                if (compareKey(off, key) != 0) {
-                    break;
-                }
-                long msn = msn(off);
-                if (msn <= snapshotTs) {
-                    if (best < 0 || msn > msn(best)) {
-                        best = off;
-                    }
-                    break;
-                }
-            }
-        }
-        long prefix = keyPrefix(key, 0);
-        long prefix2 = keyPrefix(key, 8);
-        for (int k = sorted; k < count; k++) {
-            if (prefixAt(k) != prefix || prefix2At(k) != prefix2) {
-                continue;
-            }
-            int off = offsetAt(k);
-            long msn = msn(off);
-            if (msn <= snapshotTs && compareKey(off, key) == 0 && (best < 0 || msn > msn(best))) {
-                best = off;
-            }
-        }
-        return best;
+        return BufferReads.findNewest(this, key, snapshotTs);
     }
 
     /**
@@ -574,21 +458,7 @@ public final class MessageBuffer {
      * most {@code snapshotTs}. In key order; tombstones included. Nothing is copied.
      */
     int[] visibleInRange(byte[] from, byte[] upper, long snapshotTs) {
-        int[] all = inRange(from, upper);
-        int n = 0;
-        int last = -1; // offset of the current key's chosen message, -1 before the first key
-        for (int off : all) {
-            if (msn(off) > snapshotTs) {
-                continue;
-            }
-            if (last >= 0 && compareKeys(off, last) == 0) {
-                all[n - 1] = off; // (key, msn) order: a later message of the same key is newer
-            } else {
-                all[n++] = off;
-            }
-            last = off;
-        }
-        return Arrays.copyOf(all, n);
+        return BufferReads.visibleInRange(this, from, upper, snapshotTs);
     }
 
     /**
@@ -596,111 +466,12 @@ public final class MessageBuffer {
      * buffer is not changed.
      */
     int[] orderedOffsets() {
-        return inRange(null, null);
-    }
-
-    /**
-     * Offsets of the messages with keys in {@code [from, upper)} (null: no bound) in (key, msn)
-     * order: the sorted tail and each run's slice, merged by their index entries, so that keys
-     * are read from {@code data} only where two prefixes tie. Merging offsets by the keys in
-     * {@code data} was a third of the evictor's time in a small-cache delete-FIFO load (it
-     * serializes unconsolidated buffers through here). Changes nothing.
-     */
-    private int[] inRange(byte[] from, byte[] upper) {
-        Entries merged = tailInRange(from, upper);
-        for (int r = runs - 1; r >= 0; r--) {
-            int start = runStart(r);
-            int end = runEnds[r];
-            int lo = from == null ? start : lowerBound(from, false, start, end);
-            int hi = upper == null ? end : lowerBound(upper, false, lo, end);
-            if (lo < hi) {
-                merged = mergeRun(lo, hi, merged);
-            }
-        }
-        return merged.n == merged.offsets.length ? merged.offsets : Arrays.copyOf(merged.offsets, merged.n);
-    }
-
-    /** Index entries gathered off the buffer: offsets and key prefixes, the first {@code n} in use. */
-    private static final class Entries {
-        final int[] offsets;
-        final long[] prefixes;
-        final long[] prefixes2;
-        int n;
-
-        Entries(int capacity) {
-            offsets = new int[capacity];
-            prefixes = new long[capacity];
-            prefixes2 = new long[capacity];
-        }
-    }
-
-    /** The sorted index positions {@code [lo, hi)} of a run merged with {@code b} into new entries. */
-    private Entries mergeRun(int lo, int hi, Entries b) {
-        Entries out = new Entries(hi - lo + b.n);
-        int i = lo;
-        int j = 0;
-        int n = 0;
-        while (i < hi && j < b.n) {
-            long p = prefixAt(i);
-            long p2 = prefix2At(i);
-            int off = offsetAt(i);
-            if (compareEntries(p, p2, off, b.prefixes[j], b.prefixes2[j], b.offsets[j]) < 0) {
-                out.offsets[n] = off;
-                out.prefixes[n] = p;
-                out.prefixes2[n++] = p2;
-                i++;
-            } else {
-                out.offsets[n] = b.offsets[j];
-                out.prefixes[n] = b.prefixes[j];
-                out.prefixes2[n++] = b.prefixes2[j++];
-            }
-        }
-        for (; i < hi; i++) {
-            out.offsets[n] = offsetAt(i);
-            out.prefixes[n] = prefixAt(i);
-            out.prefixes2[n++] = prefix2At(i);
-        }
-        int rest = b.n - j;
-        System.arraycopy(b.offsets, j, out.offsets, n, rest);
-        System.arraycopy(b.prefixes, j, out.prefixes, n, rest);
-        System.arraycopy(b.prefixes2, j, out.prefixes2, n, rest);
-        out.n = n + rest;
-        return out;
-    }
-
-    /** The tail's messages with keys in {@code [from, upper)} (null: no bound), sorted by (key, msn). */
-    private Entries tailInRange(byte[] from, byte[] upper) {
-        Entries e = new Entries(count - sorted);
-        int n = 0;
-        for (int k = sorted; k < count; k++) {
-            int off = offsetAt(k);
-            if ((from == null || compareKey(off, from) >= 0) && (upper == null || compareKey(off, upper) < 0)) {
-                e.offsets[n] = off;
-                e.prefixes[n] = prefixAt(k);
-                e.prefixes2[n++] = prefix2At(k);
-            }
-        }
-        TailSort.sort(this, e.offsets, e.prefixes, e.prefixes2, n);
-        e.n = n;
-        return e;
+        return BufferReads.orderedOffsets(this);
     }
 
     /** The largest key of any message, or {@code null} when empty. */
     public byte[] maxKey() {
-        int best = -1;
-        for (int r = 0; r < runs; r++) {
-            int off = offsetAt(runEnds[r] - 1);
-            if (best < 0 || compareKeys(off, best) > 0) {
-                best = off;
-            }
-        }
-        for (int k = sorted; k < count; k++) {
-            int off = offsetAt(k);
-            if (best < 0 || compareKeys(off, best) > 0) {
-                best = off;
-            }
-        }
-        return best < 0 ? null : key(best);
+        return BufferReads.maxKey(this);
     }
 
     /** Type of the message at {@code off}. */
@@ -767,43 +538,11 @@ public final class MessageBuffer {
     }
 
     /**
-     * Writes the messages in (key, msn) order, so that loading needs no sort. Changes nothing in
-     * the buffer, since the node cache serializes while readers may hold the tree's shared lock: the
-     * runs and the tail are merged on the fly into a temporary array of offsets, so the bytes
-     * written are those of a consolidated buffer.
+     * Writes the messages in (key, msn) order, so that loading needs no sort, and changes nothing
+     * in the buffer ({@link BufferReads#serialize}).
      */
     public void serialize(ByteBuf out) {
-        int total = data.writerIndex();
-        out.ensureWritable(total);
-        int start = out.writerIndex();
-        // Copied through one view of the output: a ByteBuf-to-ByteBuf copy per message made two
-        // NIO buffer objects for each (in a 16-writer time series, a tenth of the bytes the process
-        // allocated, all of them the evictor's).
-        ByteBuffer dst = out.nioBufferCount() == 1 ? out.nioBuffer(start, total) : null;
-        int at = 0;
-        if (runs <= 1 && sorted == count) {
-            for (int k = 0; k < count; k++) {
-                at += copyMessage(offsetAt(k), out, dst, at);
-            }
-        } else {
-            for (int off : orderedOffsets()) {
-                at += copyMessage(off, out, dst, at);
-            }
-        }
-        if (dst != null) {
-            out.writerIndex(start + at);
-        }
-    }
-
-    /** Copies the message at {@code off} to {@code dst} at {@code at}, or appends it to {@code out} with no view. */
-    private int copyMessage(int off, ByteBuf out, ByteBuffer dst, int at) {
-        int length = messageLength(off);
-        if (dst != null) {
-            dst.put(at, dataView, off, length);
-        } else {
-            out.writeBytes(data, off, length);
-        }
-        return length;
+        BufferReads.serialize(this, data, out);
     }
 
     /**
