@@ -8,17 +8,16 @@ import java.util.function.LongConsumer;
 
 /**
  * The write-side mechanics of a tree: flushing buffers down, applying messages to basements, and
- * keeping nodes within their size limits by splitting and merging. Called by whoever holds the
+ * keeping nodes within their size limits by splitting and merging. {@link LeafBasements} does the
+ * work inside a leaf, on its basements; this class, the work on nodes. Called by whoever holds the
  * nodes it changes to itself (see {@link BeTree}): a flush step's push, the subtree of the root's
  * child it pushes into; whatever changes the root's child list, the whole tree. Every method that
  * receives a pinned child "consumes" that pin: it unpins or frees it.
  */
 final class Reshaper {
-    private static final int EMPTY_BASEMENT = 5;
-
     private final NodeStore store;
     private final TreeConfig config;
-    private final MvccHorizon horizon;
+    private final LeafBasements leaves;
 
     /**
      * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
@@ -27,7 +26,7 @@ final class Reshaper {
     Reshaper(NodeStore store, TreeConfig config, MvccHorizon horizon) {
         this.store = store;
         this.config = config;
-        this.horizon = horizon;
+        this.leaves = new LeafBasements(store, config, horizon);
     }
 
     // ---- flushing ----
@@ -118,7 +117,7 @@ final class Reshaper {
         try {
             batch.consolidate();
             if (child instanceof LeafNode) {
-                applyToLeaf((LeafNode) child, batch, 0, batch.count());
+                leaves.applyToLeaf((LeafNode) child, batch, 0, batch.count());
                 return;
             }
             c = (InternalNode) child;
@@ -167,102 +166,7 @@ final class Reshaper {
         }
     }
 
-    // ---- leaves ----
-
-    /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
-    void applyToLeaf(LeafNode leaf, MessageBuffer msgs, int from, int to) {
-        long[] receiving = basementsReceiving(leaf, msgs, from, to);
-        try (ReadAhead ahead = store.readAhead(receiving)) {
-            int m = from;
-            int b = 0;
-            while (m < to) {
-                int end = endOfBasement(leaf, b, msgs, m, to);
-                if (end > m) {
-                    long block = leaf.basements.get(b);
-                    ahead.await(block);
-                    Basement basement = store.pinBasement(block);
-                    try {
-                        basement.apply(msgs, m, end, horizon.oldestSnapshot());
-                        leaf.applied(b, basement, msgs, m, end);
-                        b += splitBasement(leaf, b, basement);
-                    } finally {
-                        store.unpin(basement, true);
-                    }
-                    m = end;
-                }
-                b++;
-            }
-        }
-        compactBasements(leaf);
-    }
-
-    /** Where the messages from {@code m} (below {@code to}) for basement {@code b} of {@code leaf} end. */
-    private static int endOfBasement(LeafNode leaf, int b, MessageBuffer msgs, int m, int to) {
-        return b < leaf.pivots.size() ? Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false))) : to;
-    }
-
-    /** The blocks of the basements that messages {@code [from, to)} of {@code msgs} go to, in key order. */
-    private static long[] basementsReceiving(LeafNode leaf, MessageBuffer msgs, int from, int to) {
-        long[] blocks = new long[leaf.basements.size()];
-        int n = 0;
-        for (int b = 0, m = from; m < to && b < leaf.basements.size(); b++) {
-            int end = endOfBasement(leaf, b, msgs, m, to);
-            if (end > m) {
-                blocks[n++] = leaf.basements.get(b);
-                m = end;
-            }
-        }
-        return Arrays.copyOf(blocks, n);
-    }
-
-    /** Splits an oversized basement (pinned, at position b) in halves; returns how many were added. */
-    private int splitBasement(LeafNode leaf, int b, Basement basement) {
-        if (basement.bytes() <= config.basementSize() || basement.count() < 2) {
-            return 0;
-        }
-        int at = basement.splitPosition();
-        if (at < 0) {
-            return 0;
-        }
-        Basement right = basement.splitAt(at, store.allocateBlockNumber(), 0);
-        store.addNew(right);
-        try {
-            leaf.rebuilt(b, basement);
-            leaf.insertAfter(b, right);
-            int addedRight = splitBasement(leaf, b + 1, right);
-            int addedLeft = splitBasement(leaf, b, basement);
-            return 1 + addedLeft + addedRight;
-        } finally {
-            store.unpin(right, true);
-        }
-    }
-
-    /** Drops empty basements and merges neighbours that together fill less than half a basement. */
-    private void compactBasements(LeafNode leaf) {
-        int b = 0;
-        while (b + 1 < leaf.basements.size()) {
-            int left = leaf.basementBytes.get(b);
-            int right = leaf.basementBytes.get(b + 1);
-            if (right <= EMPTY_BASEMENT) {
-                store.freeBlock(leaf.remove(b + 1, b));
-            } else if (left <= EMPTY_BASEMENT) {
-                store.freeBlock(leaf.remove(b, b));
-            } else if (left + right - EMPTY_BASEMENT <= config.basementSize() / 2) {
-                Basement l = store.pinBasement(leaf.basements.get(b));
-                try {
-                    Basement r = store.pinBasement(leaf.basements.get(b + 1));
-                    l.absorb(r);
-                    store.free(r);
-                    leaf.rebuilt(b, l);
-                    leaf.remove(b + 1, b); // its block went with the basement
-                } finally {
-                    store.unpin(l, true);
-                }
-            } else {
-                b++;
-            }
-        }
-    }
+    // ---- the sequential path ----
 
     /**
      * Inserts puts of {@code writes[from, to)}, whose keys rise and lie beyond every key of the
@@ -275,7 +179,7 @@ final class Reshaper {
      */
     int appendRightmost(CacheEntry node, List<? extends TreeWrite> writes, int from, int to, long ts) {
         if (node instanceof LeafNode leaf) {
-            return appendToLastBasement(leaf, writes, from, to, ts);
+            return leaves.appendToLastBasement(leaf, writes, from, to, ts);
         }
         InternalNode in = (InternalNode) node;
         int last = in.children.size() - 1;
@@ -290,35 +194,6 @@ final class Reshaper {
             if (!consumed) {
                 store.unpin(child, true);
             }
-        }
-    }
-
-    private int appendToLastBasement(LeafNode leaf, List<? extends TreeWrite> writes, int from, int to, long ts) {
-        int last = leaf.basements.size() - 1;
-        Basement b = store.pinBasement(leaf.basements.get(last));
-        try {
-            for (int i = from; i < to; i++) {
-                TreeWrite w = writes.get(i);
-                if (w.type() == MessageType.DELETE) {
-                    continue;
-                }
-                b.appendLast(w.key(), w.value(), ts);
-                leaf.appended(last, b, w.key());
-                if (b.bytes() > config.basementSize() && b.count() > 1) {
-                    // Keep the full basement full and start a new one: sequential data never returns here.
-                    // Room for the whole basement and then some: it splits once over its size.
-                    Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber(),
-                            config.basementSize() + config.basementSize() / 8);
-                    store.addNew(next);
-                    leaf.sealed(last, b);
-                    leaf.insertAfter(last, next);
-                    store.unpin(next, true);
-                    return i + 1;
-                }
-            }
-            return to;
-        } finally {
-            store.unpin(b, true);
         }
     }
 
@@ -538,7 +413,7 @@ final class Reshaper {
                 if (l.totalBytes() + r.totalBytes() <= config.nodeSize() * 3L / 4) {
                     l.absorb(parent.pivots.get(leftIndex), r);
                     merged = true;
-                    compactBasements(l);
+                    leaves.compactBasements(l);
                 }
             } else {
                 InternalNode l = (InternalNode) left;
@@ -649,21 +524,7 @@ final class Reshaper {
 
     private byte[] maxKeyUnder(CacheEntry node) {
         if (node instanceof LeafNode) {
-            LeafNode leaf = (LeafNode) node;
-            for (int b = leaf.basements.size() - 1; b >= 0; b--) {
-                if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
-                    continue;
-                }
-                Basement bs = store.pinBasement(leaf.basements.get(b));
-                try {
-                    if (bs.count() > 0) {
-                        return bs.key(bs.count() - 1);
-                    }
-                } finally {
-                    store.unpin(bs, false);
-                }
-            }
-            return null;
+            return leaves.maxKey((LeafNode) node);
         }
         InternalNode in = (InternalNode) node;
         for (int j = in.children.size() - 1; j >= 0; j--) {

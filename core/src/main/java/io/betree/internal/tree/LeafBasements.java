@@ -1,0 +1,180 @@
+package io.betree.internal.tree;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The write side's work inside a leaf, on its basements: a flushed batch of sorted messages applied
+ * basement by basement, each basement split in halves once it outgrows its size, then empty
+ * basements dropped and small neighbours merged; a sequential run's puts appended to the last
+ * basement, which is kept full and followed by a new one; and the largest key the basements hold.
+ * {@link Reshaper} does the work on nodes (flushes, node splits and merges) and calls these with
+ * the leaf pinned.
+ *
+ * <p>Not thread-safe: called only through {@link Reshaper}, by whoever holds the leaf to itself
+ * (see {@link BeTree}).
+ */
+final class LeafBasements {
+    private static final int EMPTY_BASEMENT = 5;
+
+    private final NodeStore store;
+    private final TreeConfig config;
+    private final MvccHorizon horizon;
+
+    /**
+     * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
+     *     could see are dropped when basements are rewritten
+     */
+    LeafBasements(NodeStore store, TreeConfig config, MvccHorizon horizon) {
+        this.store = store;
+        this.config = config;
+        this.horizon = horizon;
+    }
+
+    /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
+    void applyToLeaf(LeafNode leaf, MessageBuffer msgs, int from, int to) {
+        long[] receiving = basementsReceiving(leaf, msgs, from, to);
+        try (ReadAhead ahead = store.readAhead(receiving)) {
+            int m = from;
+            int b = 0;
+            while (m < to) {
+                int end = endOfBasement(leaf, b, msgs, m, to);
+                if (end > m) {
+                    long block = leaf.basements.get(b);
+                    ahead.await(block);
+                    Basement basement = store.pinBasement(block);
+                    try {
+                        basement.apply(msgs, m, end, horizon.oldestSnapshot());
+                        leaf.applied(b, basement, msgs, m, end);
+                        b += splitBasement(leaf, b, basement);
+                    } finally {
+                        store.unpin(basement, true);
+                    }
+                    m = end;
+                }
+                b++;
+            }
+        }
+        compactBasements(leaf);
+    }
+
+    /** Where the messages from {@code m} (below {@code to}) for basement {@code b} of {@code leaf} end. */
+    private static int endOfBasement(LeafNode leaf, int b, MessageBuffer msgs, int m, int to) {
+        return b < leaf.pivots.size() ? Math.min(to, Math.max(m, msgs.lowerBound(leaf.pivots.get(b), false))) : to;
+    }
+
+    /** The blocks of the basements that messages {@code [from, to)} of {@code msgs} go to, in key order. */
+    private static long[] basementsReceiving(LeafNode leaf, MessageBuffer msgs, int from, int to) {
+        long[] blocks = new long[leaf.basements.size()];
+        int n = 0;
+        for (int b = 0, m = from; m < to && b < leaf.basements.size(); b++) {
+            int end = endOfBasement(leaf, b, msgs, m, to);
+            if (end > m) {
+                blocks[n++] = leaf.basements.get(b);
+                m = end;
+            }
+        }
+        return Arrays.copyOf(blocks, n);
+    }
+
+    /** Splits an oversized basement (pinned, at position b) in halves; returns how many were added. */
+    private int splitBasement(LeafNode leaf, int b, Basement basement) {
+        if (basement.bytes() <= config.basementSize() || basement.count() < 2) {
+            return 0;
+        }
+        int at = basement.splitPosition();
+        if (at < 0) {
+            return 0;
+        }
+        Basement right = basement.splitAt(at, store.allocateBlockNumber(), 0);
+        store.addNew(right);
+        try {
+            leaf.rebuilt(b, basement);
+            leaf.insertAfter(b, right);
+            int addedRight = splitBasement(leaf, b + 1, right);
+            int addedLeft = splitBasement(leaf, b, basement);
+            return 1 + addedLeft + addedRight;
+        } finally {
+            store.unpin(right, true);
+        }
+    }
+
+    /** Drops empty basements and merges neighbours that together fill less than half a basement. */
+    void compactBasements(LeafNode leaf) {
+        int b = 0;
+        while (b + 1 < leaf.basements.size()) {
+            int left = leaf.basementBytes.get(b);
+            int right = leaf.basementBytes.get(b + 1);
+            if (right <= EMPTY_BASEMENT) {
+                store.freeBlock(leaf.remove(b + 1, b));
+            } else if (left <= EMPTY_BASEMENT) {
+                store.freeBlock(leaf.remove(b, b));
+            } else if (left + right - EMPTY_BASEMENT <= config.basementSize() / 2) {
+                Basement l = store.pinBasement(leaf.basements.get(b));
+                try {
+                    Basement r = store.pinBasement(leaf.basements.get(b + 1));
+                    l.absorb(r);
+                    store.free(r);
+                    leaf.rebuilt(b, l);
+                    leaf.remove(b + 1, b); // its block went with the basement
+                } finally {
+                    store.unpin(l, true);
+                }
+            } else {
+                b++;
+            }
+        }
+    }
+
+    /**
+     * Inserts the puts of {@code writes[from, to)} into the last basement of {@code leaf}, the
+     * rightmost leaf of the sequential path ({@link Reshaper#appendRightmost}), up to and including
+     * the put that fills it, skipping deletes; returns where it stopped.
+     */
+    int appendToLastBasement(LeafNode leaf, List<? extends TreeWrite> writes, int from, int to, long ts) {
+        int last = leaf.basements.size() - 1;
+        Basement b = store.pinBasement(leaf.basements.get(last));
+        try {
+            for (int i = from; i < to; i++) {
+                TreeWrite w = writes.get(i);
+                if (w.type() == MessageType.DELETE) {
+                    continue;
+                }
+                b.appendLast(w.key(), w.value(), ts);
+                leaf.appended(last, b, w.key());
+                if (b.bytes() > config.basementSize() && b.count() > 1) {
+                    // Keep the full basement full and start a new one: sequential data never returns here.
+                    // Room for the whole basement and then some: it splits once over its size.
+                    Basement next = b.splitAt(b.count() - 1, store.allocateBlockNumber(),
+                            config.basementSize() + config.basementSize() / 8);
+                    store.addNew(next);
+                    leaf.sealed(last, b);
+                    leaf.insertAfter(last, next);
+                    store.unpin(next, true);
+                    return i + 1;
+                }
+            }
+            return to;
+        } finally {
+            store.unpin(b, true);
+        }
+    }
+
+    /** The largest key in {@code leaf}'s basements, or {@code null} when they hold none. */
+    byte[] maxKey(LeafNode leaf) {
+        for (int b = leaf.basements.size() - 1; b >= 0; b--) {
+            if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
+                continue;
+            }
+            Basement bs = store.pinBasement(leaf.basements.get(b));
+            try {
+                if (bs.count() > 0) {
+                    return bs.key(bs.count() - 1);
+                }
+            } finally {
+                store.unpin(bs, false);
+            }
+        }
+        return null;
+    }
+}
