@@ -260,19 +260,34 @@ public final class Basement extends CacheEntry {
      * ({@link #copyRows}). Rebuilding it row by row, each row compared with the next message and
      * with the row after it, was half of a flusher's time in an iiBench load (the comparisons a
      * quarter).
+     *
+     * <p>An {@link MessageType#UPDATE} message becomes the row its functions make of the key's value
+     * before it, worked out first ({@link #updatedValues}), so that the pass below writes it as a
+     * put (or a delete, when the functions return null).
+     *
+     * @throws RuntimeException what an update function throws (the basement is then unchanged)
      */
-    void apply(MessageBuffer messages, int from, int to, long horizon) {
+    void apply(MessageBuffer messages, int from, int to, long horizon, UpdateFunctions functions) {
         long extra = 0;
+        boolean updates = false;
         for (int m = from; m < to; m++) {
             int moff = messages.sortedOffset(m);
             extra += ROW_HEADER + 8 + messages.keyLength(moff) + messages.valueLength(moff);
+            updates |= messages.type(moff) == MessageType.UPDATE;
+        }
+        byte[][] updated = null;
+        if (updates) {
+            updated = updatedValues(messages, from, to, functions);
+            for (byte[] v : updated) {
+                extra += v == null ? 0 : v.length;
+            }
         }
         ByteBuf out = memory.allocate((int) Math.min(Integer.MAX_VALUE - 8, data.writerIndex() + extra));
         ByteBuf outIndex = memory.allocate(Math.max(4, (count + (to - from)) * 4));
         try {
             // Written through views, then the writer indexes set once: both buffers were sized for
             // every row and message above.
-            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon);
+            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, updated, from);
             rows.view.put(0, TAG);
             rows.at = HEADER;
             ByteBuffer md = messages.dataView();
@@ -399,8 +414,60 @@ public final class Basement extends CacheEntry {
     /** Writes message {@code k} of {@code messages}' sorted order through {@link Rows#write}; returns its answer. */
     private static boolean writeMessage(Rows rows, MessageBuffer messages, int k) {
         int koff = messages.sortedOffset(k);
+        byte type = messages.type(koff);
+        if (type == MessageType.UPDATE) {
+            return rows.writeUpdated(messages.dataView(), koff + MessageBuffer.HEADER, messages.keyLength(koff),
+                    rows.updated[k - rows.updatedFrom], messages.msn(koff));
+        }
         return rows.write(messages.dataView(), koff + MessageBuffer.HEADER, messages.keyLength(koff),
-                messages.valueLength(koff), messages.type(koff) == MessageType.DELETE, messages.msn(koff));
+                messages.valueLength(koff), type == MessageType.DELETE, messages.msn(koff));
+    }
+
+    /**
+     * The values the update messages among {@code [from, to)} of {@code messages}' sorted order give
+     * their keys, by position from {@code from} (null where a message is not an update, or where
+     * its functions deleted the key). Each key's messages are applied oldest first to its newest
+     * row: every message is newer than every row.
+     */
+    private byte[][] updatedValues(MessageBuffer messages, int from, int to, UpdateFunctions functions) {
+        byte[][] updated = new byte[to - from][];
+        int m = from;
+        while (m < to) {
+            int mEnd = m + 1;
+            boolean updates = messages.type(messages.sortedOffset(m)) == MessageType.UPDATE;
+            while (mEnd < to && messages.sameKeyAt(m, mEnd)) {
+                updates |= messages.type(messages.sortedOffset(mEnd)) == MessageType.UPDATE;
+                mEnd++;
+            }
+            if (updates) {
+                byte[] key = messages.key(messages.sortedOffset(m));
+                byte[] value = newestValue(key);
+                for (int k = m; k < mEnd; k++) {
+                    int koff = messages.sortedOffset(k);
+                    byte type = messages.type(koff);
+                    if (type == MessageType.PUT) {
+                        value = messages.value(koff);
+                    } else if (type == MessageType.DELETE) {
+                        value = null;
+                    } else {
+                        value = UpdateList.apply(functions, key, value, messages.value(koff));
+                        updated[k - from] = value;
+                    }
+                }
+            }
+            m = mEnd;
+        }
+        return updated;
+    }
+
+    /** The value of {@code key}'s newest row, or null when it has none or that row is a tombstone. */
+    private byte[] newestValue(byte[] key) {
+        int pos = lowerBound(key);
+        if (pos == count || compareKey(pos, key) != 0) {
+            return null;
+        }
+        int off = offset(pos);
+        return (flags(dataView, off) & TOMBSTONE) != 0 ? null : value(pos);
     }
 
     /** Writes row {@code p} through {@link Rows#write}; returns its answer. */
@@ -415,13 +482,32 @@ public final class Basement extends CacheEntry {
         final ByteBuffer view;
         final ByteBuffer indexView;
         final long horizon;
+        /** The values of the update messages applied, from {@link #updatedValues}; null when none. */
+        final byte[][] updated;
+        /** The sorted position of the message {@code updated[0]} belongs to. */
+        final int updatedFrom;
         int at;
         int rows;
 
-        Rows(ByteBuffer view, ByteBuffer indexView, long horizon) {
+        Rows(ByteBuffer view, ByteBuffer indexView, long horizon, byte[][] updated, int updatedFrom) {
             this.view = view;
             this.indexView = indexView;
             this.horizon = horizon;
+            this.updated = updated;
+            this.updatedFrom = updatedFrom;
+        }
+
+        /** As {@link #write}, for the version an update made: {@code value} null for a tombstone. */
+        boolean writeUpdated(ByteBuffer keySrc, int keyOff, int keyLength, byte[] value, long ts) {
+            int before = at;
+            boolean kept = write(keySrc, keyOff, keyLength, 0, value == null, ts);
+            if (value != null && at != before) {
+                // Written with an empty value: the value goes after the key, and the row's length field is set.
+                view.putInt(before + 3, value.length);
+                view.put(at, value);
+                at += value.length;
+            }
+            return kept;
         }
 
         /**

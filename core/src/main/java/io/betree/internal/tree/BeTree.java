@@ -89,13 +89,17 @@ public final class BeTree {
     private final WritePath writePath;
     private volatile Throwable failure;
     private volatile boolean closed;
+    /** What {@link MessageType#UPDATE} messages call, where reads meet them. */
+    private final UpdateFunctions functions;
 
-    private BeTree(NodeStore store, TreeConfig config, MvccHorizon horizon, FailureListener failures, long rootBlock) {
+    private BeTree(NodeStore store, TreeConfig config, MvccHorizon horizon, FailureListener failures, long rootBlock,
+            UpdateFunctions functions) {
         this.store = store;
         this.config = config;
         this.rootBlock = rootBlock;
         this.failures = failures;
-        this.reshaper = new Reshaper(store, config, horizon);
+        this.functions = functions;
+        this.reshaper = new Reshaper(store, config, horizon, functions);
         this.flusher = new RootFlusher(this, store, reshaper);
         this.writePath = new WritePath(this, store, reshaper);
     }
@@ -108,6 +112,12 @@ public final class BeTree {
      */
     public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
             FailureListener failures) {
+        return create(cache, file, config, horizon, failures, UpdateFunctions.NONE);
+    }
+
+    /** As {@link #create(NodeCache, BlockFile, TreeConfig, MvccHorizon, FailureListener)}, with update functions. */
+    public static BeTree create(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
+            FailureListener failures, UpdateFunctions functions) {
         NodeStore store = new NodeStore(cache, file, config.codec());
         LeafNode leaf = store.newLeaf();
         List<Long> children = new ArrayList<>();
@@ -117,7 +127,7 @@ public final class BeTree {
         InternalNode root = store.newInternal(1, new ArrayList<>(), children);
         store.unpin(leaf, true);
         store.unpin(root, true);
-        BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber());
+        BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber(), functions);
         tree.writePath.treeIsEmpty();
         return tree;
     }
@@ -125,7 +135,14 @@ public final class BeTree {
     /** A stored tree whose root is block {@code rootBlock}; see {@link #create} for the other arguments. */
     public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
             FailureListener failures, long rootBlock) {
-        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, failures, rootBlock);
+        return open(cache, file, config, horizon, failures, rootBlock, UpdateFunctions.NONE);
+    }
+
+    /** As {@link #open(NodeCache, BlockFile, TreeConfig, MvccHorizon, FailureListener, long)}, with update functions. */
+    public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
+            FailureListener failures, long rootBlock, UpdateFunctions functions) {
+        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, failures, rootBlock,
+                functions);
     }
 
     /**
@@ -261,6 +278,7 @@ public final class BeTree {
 
     /** Structure lock held shared. */
     private byte[] lookup(byte[] key, long snapshotTs) {
+        PendingUpdates pending = new PendingUpdates(functions, key);
         InternalNode root;
         int i;
         rootLatch.readLock().lock();
@@ -272,9 +290,9 @@ public final class BeTree {
             boolean answered = true;
             try {
                 i = root.childFor(key);
-                byte[] found = findInBuffer(root, i, key, snapshotTs);
+                byte[] found = findInBuffer(root, i, key, snapshotTs, pending);
                 if (found != NO_MESSAGE) {
-                    return found;
+                    return pending.over(found);
                 }
                 answered = false;
             } finally {
@@ -295,7 +313,7 @@ public final class BeTree {
             } finally {
                 store.unpin(root, false);
             }
-            return lookupBelowRoot(node, key, snapshotTs);
+            return lookupBelowRoot(node, key, snapshotTs, pending);
         } finally {
             subtrees.unlockShared(subtree);
         }
@@ -305,14 +323,14 @@ public final class BeTree {
      * Structure lock and the subtree's latch held shared: the answer at or below the pinned
      * {@code node}, which it unpins.
      */
-    private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs) {
+    private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs, PendingUpdates pending) {
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
                 int i = in.childFor(key);
-                byte[] found = findInBuffer(in, i, key, snapshotTs);
+                byte[] found = findInBuffer(in, i, key, snapshotTs, pending);
                 if (found != NO_MESSAGE) {
-                    return found;
+                    return pending.over(found);
                 }
                 CacheEntry next = store.pinChild(in, i);
                 store.unpin(node, false);
@@ -324,13 +342,13 @@ public final class BeTree {
             // a read of about 100 KB on top of the basement's.
             if ((leaf.filtersHeld() || misses.common()) && !leaf.mayContain(at, KeyFilter.hash(key))) {
                 misses.record(true);
-                return null;
+                return pending.over(null);
             }
             Basement b = store.pinBasement(leaf.basements.get(at));
             try {
                 byte[] found = b.get(key, snapshotTs);
                 misses.record(found == null);
-                return found;
+                return pending.over(found);
             } finally {
                 store.unpin(b, false);
             }
@@ -340,11 +358,12 @@ public final class BeTree {
     }
 
     /**
-     * The newest message for {@code key} a snapshot at {@code snapshotTs} sees in buffer {@code i}
-     * of the pinned {@code node}: the value of a put, null for a delete, {@link #NO_MESSAGE} when
-     * there is none.
+     * The newest put or delete of {@code key} a snapshot at {@code snapshotTs} sees in buffer
+     * {@code i} of the pinned {@code node}: the value of a put, null for a delete,
+     * {@link #NO_MESSAGE} when there is none. Updates newer than it go to {@code pending}, newest
+     * first: they apply to what is found here or below.
      */
-    private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs) {
+    private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs, PendingUpdates pending) {
         BufferPartition partition = store.pinBufferIfAny(node, i);
         if (partition == null) {
             return NO_MESSAGE;
@@ -352,6 +371,10 @@ public final class BeTree {
         try {
             MessageBuffer buffer = partition.buffer();
             int off = buffer.findNewest(key, snapshotTs);
+            while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
+                pending.add(buffer.value(off));
+                off = buffer.findNewest(key, buffer.msn(off) - 1);
+            }
             if (off < 0) {
                 return NO_MESSAGE;
             }
@@ -535,7 +558,7 @@ public final class BeTree {
                 rootLatch.readLock().lock();
                 try {
                     batch = ScanBatch.read(store, rootBlock, from, toExclusive, snapshotTs, overlay, overlayTombstone,
-                            maxEntries);
+                            maxEntries, functions);
                 } finally {
                     rootLatch.readLock().unlock();
                 }

@@ -20,15 +20,19 @@ final class LeafBasements {
     private final NodeStore store;
     private final TreeConfig config;
     private final MvccHorizon horizon;
+    /** What update messages call when they meet a basement's rows. */
+    private final UpdateFunctions functions;
 
     /**
      * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
      *     could see are dropped when basements are rewritten
+     * @param functions what update messages call when they meet a basement's rows
      */
-    LeafBasements(NodeStore store, TreeConfig config, MvccHorizon horizon) {
+    LeafBasements(NodeStore store, TreeConfig config, MvccHorizon horizon, UpdateFunctions functions) {
         this.store = store;
         this.config = config;
         this.horizon = horizon;
+        this.functions = functions;
     }
 
     /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
@@ -44,7 +48,7 @@ final class LeafBasements {
                     ahead.await(block);
                     Basement basement = store.pinBasement(block);
                     try {
-                        basement.apply(msgs, m, end, horizon.oldestSnapshot());
+                        basement.apply(msgs, m, end, horizon.oldestSnapshot(), functions);
                         leaf.applied(b, basement, msgs, m, end);
                         b += splitBasement(leaf, b, basement);
                     } finally {

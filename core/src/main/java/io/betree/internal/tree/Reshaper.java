@@ -22,11 +22,12 @@ final class Reshaper {
     /**
      * @param horizon the oldest snapshot any reader may still use; versions only older snapshots
      *     could see are dropped when basements are rewritten
+     * @param functions what update messages call when they meet a basement's rows
      */
-    Reshaper(NodeStore store, TreeConfig config, MvccHorizon horizon) {
+    Reshaper(NodeStore store, TreeConfig config, MvccHorizon horizon, UpdateFunctions functions) {
         this.store = store;
         this.config = config;
-        this.leaves = new LeafBasements(store, config, horizon);
+        this.leaves = new LeafBasements(store, config, horizon, functions);
     }
 
     // ---- flushing ----

@@ -16,6 +16,8 @@ import java.util.TreeMap;
  */
 public final class ScanBatch {
     private static final byte[] TOMBSTONE = new byte[0];
+    /** Marks a key whose newest pending message is an update, until {@link Updates#resolve} works it out. */
+    private static final byte[] UPDATED = new byte[0];
     /** A transaction's own writes one batch takes at most (see {@link ScanOverlay}). */
     static final int OVERLAY_BATCH = 4096;
 
@@ -61,7 +63,7 @@ public final class ScanBatch {
     }
 
     static ScanBatch read(NodeStore store, long rootBlock, byte[] from, byte[] to, long snapshotTs,
-            ScanOverlay overlay, byte[] overlayTombstone, int maxEntries) {
+            ScanOverlay overlay, byte[] overlayTombstone, int maxEntries, UpdateFunctions functions) {
         List<CacheEntry> path = new ArrayList<>();
         List<MessageBuffer> buffers = new ArrayList<>();
         byte[] upper = null;
@@ -112,8 +114,9 @@ public final class ScanBatch {
                     own.put(w.getKey(), w.getValue());
                 }
             }
-            List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs)
-                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone);
+            Updates updates = new Updates(buffers, basement, snapshotTs, functions);
+            List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs, updates)
+                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone, updates);
             int[] tombstones = new int[1];
             byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values, maxEntries,
                     tombstones);
@@ -143,7 +146,8 @@ public final class ScanBatch {
      * comparison, not a map insertion. A range full of deleted rows (a queue's head) is skipped
      * quickly that way.
      */
-    private static List<byte[]> pendingRuns(List<MessageBuffer> buffers, byte[] from, byte[] limit, long snapshotTs) {
+    private static List<byte[]> pendingRuns(List<MessageBuffer> buffers, byte[] from, byte[] limit, long snapshotTs,
+            Updates updates) {
         MessageBuffer[] src = new MessageBuffer[0];
         int[] off = new int[0];
         for (int level = buffers.size() - 1; level >= 0; level--) {
@@ -178,18 +182,30 @@ public final class ScanBatch {
         }
         List<byte[]> pending = new ArrayList<>(2 * src.length);
         for (int m = 0; m < src.length; m++) {
-            pending.add(src[m].key(off[m]));
-            pending.add(src[m].type(off[m]) == MessageType.PUT ? src[m].value(off[m]) : TOMBSTONE);
+            byte[] key = src[m].key(off[m]);
+            byte type = src[m].type(off[m]);
+            pending.add(key);
+            pending.add(type == MessageType.PUT ? src[m].value(off[m])
+                    : type == MessageType.UPDATE ? updates.resolve(key) : TOMBSTONE);
         }
         return pending;
     }
 
     /** As {@link #pendingRuns}, with a transaction's own writes on top, through a sorted map. */
     private static List<byte[]> pendingWithOverlay(List<MessageBuffer> buffers, byte[] from, byte[] limit,
-            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, byte[] overlayTombstone) {
+            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, byte[] overlayTombstone, Updates updates) {
         TreeMap<byte[], byte[]> map = new TreeMap<>(Keys::compare);
         for (int level = buffers.size() - 1; level >= 0; level--) {
-            buffers.get(level).applyRange(from, limit, snapshotTs, map, TOMBSTONE);
+            MessageBuffer b = buffers.get(level);
+            for (int off : b.visibleInRange(from, limit, snapshotTs)) {
+                byte type = b.type(off);
+                map.put(b.key(off), type == MessageType.PUT ? b.value(off) : type == MessageType.UPDATE ? UPDATED : TOMBSTONE);
+            }
+        }
+        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+            if (e.getValue() == UPDATED) {
+                e.setValue(updates.resolve(e.getKey()));
+            }
         }
         for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
             map.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
@@ -266,5 +282,44 @@ public final class ScanBatch {
             tombstones[0]++;
         }
         return m + 2;
+    }
+
+    /**
+     * Works out the value of a key whose newest pending message in the batch's range is an update:
+     * its messages in the buffers on the path, newest first, down to a put or a delete, or else the
+     * basement's row, then the updates applied oldest first ({@link PendingUpdates}).
+     */
+    private static final class Updates {
+        private final List<MessageBuffer> buffersTopDown;
+        private final Basement basement;
+        private final long snapshotTs;
+        private final UpdateFunctions functions;
+
+        Updates(List<MessageBuffer> buffersTopDown, Basement basement, long snapshotTs, UpdateFunctions functions) {
+            this.buffersTopDown = buffersTopDown;
+            this.basement = basement;
+            this.snapshotTs = snapshotTs;
+            this.functions = functions;
+        }
+
+        /** The key's value, or {@link #TOMBSTONE} when the updates leave it absent. */
+        byte[] resolve(byte[] key) {
+            PendingUpdates pending = new PendingUpdates(functions, key);
+            for (MessageBuffer buffer : buffersTopDown) {
+                int off = buffer.findNewest(key, snapshotTs);
+                while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
+                    pending.add(buffer.value(off));
+                    off = buffer.findNewest(key, buffer.msn(off) - 1);
+                }
+                if (off >= 0) {
+                    return orTombstone(pending.over(buffer.type(off) == MessageType.PUT ? buffer.value(off) : null));
+                }
+            }
+            return orTombstone(pending.over(basement.get(key, snapshotTs)));
+        }
+
+        private static byte[] orTombstone(byte[] value) {
+            return value == null ? TOMBSTONE : value;
+        }
     }
 }

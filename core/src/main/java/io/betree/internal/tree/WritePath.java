@@ -58,7 +58,8 @@ final class WritePath {
             // The sequential path needs the structure lock, which a flusher holds through a whole
             // flush step (tens of milliseconds): a writer that would wait appends to the root instead.
             int next = -1;
-            if (beyondMaxKey(writes.get(i)) && tree.structure.writeLock().tryLock()) {
+            if (beyondMaxKey(writes.get(i)) && writes.get(i).type() != MessageType.UPDATE
+                    && tree.structure.writeLock().tryLock()) {
                 try {
                     next = appendSequentialRun(writes, i, msn);
                 } finally {
@@ -81,10 +82,11 @@ final class WritePath {
     }
 
     /**
-     * Writers and structure locks held: the run of writes from {@code from} whose keys lie beyond
-     * every key so far. Puts go down the sequential path to the rightmost leaf, a part that fills a
-     * basement at a time ({@link Reshaper#appendRightmost}), which changes nodes below the root;
-     * deletes there have nothing to delete. Returns where the run ended, or -1, having written
+     * Writers and structure locks held: the run of writes from {@code from} (not an update) whose
+     * keys lie beyond every key so far. Puts go down the sequential path to the rightmost leaf, a
+     * part that fills a basement at a time ({@link Reshaper#appendRightmost}), which changes nodes
+     * below the root; deletes there have nothing to delete. An update ends the run: it goes to the
+     * root's buffer, to meet its key's value (none, here) in a basement. Returns where the run ended, or -1, having written
      * nothing, when a node or basement on that path is not in the cache: a writer does not read
      * nodes (under a 64 MiB cache, reading them made commits of a sequential load wait 8-60 ms), so
      * the run goes to the root's buffer, and the flushers bring the path back.
@@ -130,14 +132,14 @@ final class WritePath {
 
     /**
      * Where the run of writes from {@code from} (a key beyond every key) ends whose keys each lie
-     * beyond every key and every put before them. Writers lock held.
+     * beyond every key and every put before them, and that are not updates. Writers lock held.
      */
     private int risingRunEnd(List<? extends TreeWrite> writes, int from) {
         byte[] max = maxKey;
         int end = from;
         for (; end < writes.size(); end++) {
             TreeWrite w = writes.get(end);
-            if (max != null && Keys.compare(w.key(), max) <= 0) {
+            if (max != null && Keys.compare(w.key(), max) <= 0 || w.type() == MessageType.UPDATE) {
                 break;
             }
             if (w.type() != MessageType.DELETE) {

@@ -31,9 +31,39 @@ class BasementApplyTest {
     private record Version(long ts, byte[] value) {
     }
 
+    /**
+     * A test function, "append": an absent value becomes the argument; a present one gets the
+     * argument appended (the argument alone once the value passes 40 bytes); an argument that starts
+     * with a zero byte deletes the key.
+     */
+    static final UpdateFunctions APPEND = (name, key, old, argument) -> {
+        if (!name.equals("append")) {
+            throw UpdateFunctions.unknown(name);
+        }
+        if (argument.length > 0 && argument[0] == 0) {
+            return null;
+        }
+        if (old == null || old.length > 40) {
+            return argument.clone();
+        }
+        byte[] joined = java.util.Arrays.copyOf(old, old.length + argument.length);
+        System.arraycopy(argument, 0, joined, old.length, argument.length);
+        return joined;
+    };
+
     @Test
     void appliedBatchesReadAsTheModelAtEverySnapshotFromTheHorizon() {
-        Random rnd = new Random(20261125);
+        applyRandomBatches(20261125, false);
+    }
+
+    @Test
+    void updatesBecomeTheValueTheirFunctionsMakeOfTheOneBefore() {
+        applyRandomBatches(20261128, true);
+    }
+
+    /** Rounds of random batches (with update messages when {@code updates}) checked against the model. */
+    private static void applyRandomBatches(long seed, boolean updates) {
+        Random rnd = new Random(seed);
         NodeMemory memory = new NodeMemory();
         for (int round = 0; round < 30; round++) {
             Basement basement = Basement.empty(1, memory, NONE);
@@ -47,14 +77,23 @@ class BasementApplyTest {
                     for (int i = 0; i < n; i++) {
                         byte[] key = rnd.nextInt(3) == 0 && !model.isEmpty() ? existingKey(model, rnd) : randomKey(rnd);
                         ts++;
-                        boolean delete = rnd.nextInt(5) == 0;
+                        int kind = rnd.nextInt(updates ? 10 : 5);
+                        List<Version> versions = model.computeIfAbsent(key, k -> new ArrayList<>());
+                        if (kind >= 5) {
+                            byte[] argument = rnd.nextInt(8) == 0 ? new byte[] {0} : randomValue(rnd);
+                            byte[] before = versions.isEmpty() ? null : versions.get(versions.size() - 1).value;
+                            messages.append(MessageType.UPDATE, ts, 0L, key, UpdateList.of("append", argument));
+                            versions.add(new Version(ts, APPEND.apply("append", key, before, argument)));
+                            continue;
+                        }
+                        boolean delete = kind == 0;
                         byte[] value = delete ? null : randomValue(rnd);
                         messages.append(delete ? MessageType.DELETE : MessageType.PUT, ts, 0L, key, value);
-                        model.computeIfAbsent(key, k -> new ArrayList<>()).add(new Version(ts, value));
+                        versions.add(new Version(ts, value));
                     }
                     messages.consolidate();
                     horizon = Math.max(horizon, ts - rnd.nextInt(rnd.nextBoolean() ? 3 : 200));
-                    basement.apply(messages, 0, messages.sortedCount(), horizon);
+                    basement.apply(messages, 0, messages.sortedCount(), horizon, APPEND);
                     messages.release();
                     for (long snapshot = horizon; snapshot <= ts; snapshot += 1 + rnd.nextInt(5)) {
                         checkReads(basement, model, snapshot, "round " + round + " batch " + batch);
@@ -78,7 +117,7 @@ class BasementApplyTest {
                 MessageBuffer messages = new MessageBuffer(memory);
                 messages.append(MessageType.PUT, ts, 0L, key, new byte[] {(byte) ts});
                 messages.consolidate();
-                basement.apply(messages, 0, 1, 0);
+                basement.apply(messages, 0, 1, 0, UpdateFunctions.NONE);
                 messages.release();
             }
             assertEquals(3, basement.count(), "three versions while no snapshot has passed them");
@@ -87,7 +126,7 @@ class BasementApplyTest {
             messages.append(MessageType.PUT, 4, 0L, new byte[] {9}, new byte[] {1});
             messages.append(MessageType.DELETE, 4, 0L, new byte[] {1}, null);
             messages.consolidate();
-            basement.apply(messages, 0, 2, 4);
+            basement.apply(messages, 0, 2, 4, UpdateFunctions.NONE);
             messages.release();
             assertEquals(2, basement.count());
             assertArrayEquals(new byte[] {3}, basement.get(key, 4));

@@ -233,7 +233,7 @@ class KeyFilterTest {
             }
             messages.consolidate();
             Basement basement = Basement.empty(1, memory, Compressors.create("none"));
-            basement.apply(messages, 0, messages.sortedCount(), Long.MAX_VALUE);
+            basement.apply(messages, 0, messages.sortedCount(), Long.MAX_VALUE, UpdateFunctions.NONE);
             return basement;
         } finally {
             messages.release();

@@ -25,10 +25,15 @@ final class TreeRig implements AutoCloseable {
 
     /** A rig in {@code dir} whose oldest snapshot is what {@code horizon} says. */
     TreeRig(Path dir, long cacheBytes, LongSupplier horizon) throws IOException {
+        this(dir, cacheBytes, horizon, UpdateFunctions.NONE);
+    }
+
+    /** As {@link #TreeRig(Path, long, LongSupplier)}, whose update messages call {@code functions}. */
+    TreeRig(Path dir, long cacheBytes, LongSupplier horizon, UpdateFunctions functions) throws IOException {
         file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
         cache = new NodeCache(new BlockFileBacking(file, memory), memory, cacheBytes);
         TreeConfig config = new TreeConfig(64 << 10, 4 << 10, 4, Compressors.create("lz4"));
-        tree = BeTree.create(cache, file, config, horizon::getAsLong, FailureListener.IGNORE);
+        tree = BeTree.create(cache, file, config, horizon::getAsLong, FailureListener.IGNORE, functions);
     }
 
     @Override

@@ -1,0 +1,35 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.fault.BetreeException;
+
+/**
+ * The update functions of an environment, by name: what an {@link MessageType#UPDATE} message's
+ * {@link UpdateList} names. The API layer registers them; the tree calls them where an update meets
+ * the value before it, which may be long after the update committed (a flush, a read, recovery), so
+ * a function must be deterministic: the same key, old value and argument always give the same
+ * result.
+ *
+ * <p>Implementations are thread-safe: flushers and readers call them at once.
+ */
+@FunctionalInterface
+public interface UpdateFunctions {
+    /** An environment with no functions registered: every name is unknown. */
+    UpdateFunctions NONE = (name, key, oldValue, argument) -> {
+        throw unknown(name);
+    };
+
+    /**
+     * The value after function {@code name} changed {@code oldValue} (null: the key is absent) of
+     * {@code key} with {@code argument}; null deletes the key. The arrays are the caller's; the
+     * function must not change them, and the caller does not change the one returned.
+     *
+     * @throws BetreeException if no function is registered under {@code name}
+     */
+    byte[] apply(String name, byte[] key, byte[] oldValue, byte[] argument);
+
+    /** The failure of a message that names a function nobody registered. */
+    static BetreeException unknown(String name) {
+        return new BetreeException("no update function is registered under the name \"" + name
+                + "\": register it with EnvironmentOptions.updateFunction before opening the environment");
+    }
+}

@@ -1,0 +1,127 @@
+package io.betree.internal.tree;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The value of an {@link MessageType#UPDATE} message: one or more calls of update functions, applied
+ * in order to the key's value before the message. A transaction that updates a key several times
+ * without knowing its value commits one message holding every call, since two messages of one commit
+ * may not share a key (they would share its timestamp too).
+ *
+ * <p>Stored form (docs/format.md): call count (2 bytes), then per call the function's name length
+ * (1), its UTF-8 name (1 to 255 bytes), the argument's length (4) and the argument. All methods are
+ * static and thread-safe; arrays passed in are not kept.
+ */
+public final class UpdateList {
+    /** The longest function name, in UTF-8 bytes. */
+    public static final int MAX_NAME_BYTES = 255;
+    private static final int MAX_CALLS = 0xffff;
+
+    private UpdateList() {
+    }
+
+    /** One call of {@code name} with {@code argument}. */
+    public static byte[] of(String name, byte[] argument) {
+        return append(null, name, argument);
+    }
+
+    /**
+     * {@code list} (null: none yet) with a call of {@code name} with {@code argument} after its own.
+     *
+     * @throws IllegalArgumentException if the name is empty or too long, or the list is full
+     */
+    public static byte[] append(byte[] list, String name, byte[] argument) {
+        byte[] n = name.getBytes(StandardCharsets.UTF_8);
+        if (n.length == 0 || n.length > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("an update function's name takes 1 to " + MAX_NAME_BYTES
+                    + " bytes of UTF-8, not " + n.length);
+        }
+        int calls = list == null ? 0 : count(list);
+        if (calls == MAX_CALLS) {
+            throw new IllegalArgumentException("a key takes at most " + MAX_CALLS + " updates in one transaction");
+        }
+        int old = list == null ? 2 : list.length;
+        ByteBuffer out = ByteBuffer.allocate(Math.addExact(old, 1 + n.length + 4 + argument.length));
+        if (list == null) {
+            out.putShort((short) 0);
+        } else {
+            out.put(list);
+        }
+        out.put((byte) n.length).put(n).putInt(argument.length).put(argument);
+        out.putShort(0, (short) (calls + 1));
+        return out.array();
+    }
+
+    /** The number of calls in {@code list}. */
+    public static int count(byte[] list) {
+        return ((list[0] & 0xff) << 8) | (list[1] & 0xff);
+    }
+
+    /**
+     * The value of {@code key} after the calls of {@code list}, in order, starting from {@code base}
+     * (null: absent); null when the key ends up absent.
+     *
+     * @throws io.betree.internal.fault.BetreeException if a call names no registered function
+     * @throws RuntimeException whatever a function throws
+     */
+    public static byte[] apply(UpdateFunctions functions, byte[] key, byte[] base, byte[] list) {
+        ByteBuffer in = ByteBuffer.wrap(list);
+        int calls = in.getShort() & 0xffff;
+        byte[] value = base;
+        for (int c = 0; c < calls; c++) {
+            byte[] n = new byte[in.get() & 0xff];
+            in.get(n);
+            byte[] argument = new byte[in.getInt()];
+            in.get(argument);
+            value = functions.apply(new String(n, StandardCharsets.UTF_8), key, value, argument);
+        }
+        return value;
+    }
+
+    /** The function names {@code list} calls, in order, repeats included. */
+    public static List<String> names(byte[] list) {
+        ByteBuffer in = ByteBuffer.wrap(list);
+        int calls = in.getShort() & 0xffff;
+        List<String> names = new ArrayList<>(calls);
+        for (int c = 0; c < calls; c++) {
+            byte[] n = new byte[in.get() & 0xff];
+            in.get(n);
+            names.add(new String(n, StandardCharsets.UTF_8));
+            int argument = in.getInt();
+            in.position(in.position() + argument);
+        }
+        return names;
+    }
+
+    /**
+     * Whether {@code bytes} are a well-formed list: at least one call, each name 1 to 255 bytes, each
+     * length inside the array, nothing after the last call. For parsers of stored messages.
+     */
+    public static boolean wellFormed(ByteBuffer bytes, int off, int length) {
+        if (length < 2) {
+            return false;
+        }
+        int end = off + length;
+        int calls = bytes.getShort(off) & 0xffff;
+        int at = off + 2;
+        for (int c = 0; c < calls; c++) {
+            if (at + 1 > end) {
+                return false;
+            }
+            int n = bytes.get(at) & 0xff;
+            if (n == 0 || at + 1 + n + 4 > end) {
+                return false;
+            }
+            int argument = bytes.getInt(at + 1 + n);
+            at += 1 + n + 4;
+            if (argument < 0 || argument > end - at) {
+                return false;
+            }
+            at += argument;
+        }
+        return calls > 0 && at == end;
+    }
+}

@@ -1,0 +1,150 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.internal.fault.BetreeException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Update messages in a whole tree: random puts, deletes and updates ({@link BasementApplyTest#APPEND})
+ * over small nodes and a small cache, so that updates sit in buffers at every level, meet their
+ * keys' values in basements through flushes, and are read back both ways. Point reads and scans,
+ * at the newest snapshot and at one a held horizon keeps alive, must match a model that applies
+ * every update at once.
+ */
+class UpdateMessageTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsSeeWhatTheModelSaysWhereverTheUpdatesAre() throws Exception {
+        Random rnd = new Random(20261128);
+        AtomicLong horizon = new AtomicLong();
+        try (TreeRig rig = new TreeRig(dir, 4L << 20, horizon::get, BasementApplyTest.APPEND)) {
+            BeTree tree = rig.tree;
+            TreeMap<byte[], byte[]> model = new TreeMap<>(Keys::compare);
+            TreeMap<byte[], byte[]> held = null;
+            long heldTs = 0;
+            long msn = 0;
+            for (int step = 0; step < 40_000; step++) {
+                byte[] key = key(rnd.nextInt(3_000));
+                msn++;
+                int kind = rnd.nextInt(10);
+                if (kind < 3) {
+                    byte[] value = value(rnd);
+                    tree.write(MessageType.PUT, key, value, msn);
+                    model.put(key, value);
+                } else if (kind < 4) {
+                    tree.write(MessageType.DELETE, key, null, msn);
+                    model.remove(key);
+                } else {
+                    byte[] argument = rnd.nextInt(20) == 0 ? new byte[] {0} : value(rnd);
+                    byte[] list = UpdateList.of("append", argument);
+                    if (rnd.nextInt(4) == 0) {
+                        list = UpdateList.append(list, "append", value(rnd));
+                    }
+                    tree.write(MessageType.UPDATE, key, list, msn);
+                    byte[] after = UpdateList.apply(BasementApplyTest.APPEND, key, model.get(key), list);
+                    if (after == null) {
+                        model.remove(key);
+                    } else {
+                        model.put(key, after);
+                    }
+                }
+                if (step % 5_000 == 2_500) {
+                    held = new TreeMap<>(model);
+                    heldTs = msn;
+                    horizon.set(msn);
+                }
+                if (step % 997 == 0) {
+                    byte[] probe = key(rnd.nextInt(3_000));
+                    assertArrayEquals(model.get(probe), tree.get(probe, msn), "get at step " + step);
+                    checkScan(tree, model, msn, key(rnd.nextInt(3_000)), "scan at step " + step);
+                    if (held != null) {
+                        assertArrayEquals(held.get(probe), tree.get(probe, heldTs), "held snapshot at step " + step);
+                    }
+                }
+            }
+            for (int k = 0; k < 3_000; k++) {
+                assertArrayEquals(model.get(key(k)), tree.get(key(k), msn), "key " + k);
+            }
+            checkScan(tree, model, msn, new byte[0], "full scan");
+            checkScan(tree, held, heldTs, new byte[0], "full scan of the held snapshot");
+            tree.checkInvariants(dir.resolve("tree.data"));
+        }
+    }
+
+    @Test
+    void anUpdateOfAnAbsentKeyMeetsNull() throws Exception {
+        try (TreeRig rig = new TreeRig(dir, 4L << 20, () -> 0, BasementApplyTest.APPEND)) {
+            rig.tree.write(MessageType.UPDATE, key(1), UpdateList.of("append", new byte[] {7}), 1);
+            assertArrayEquals(new byte[] {7}, rig.tree.get(key(1), 1));
+            assertEquals(null, rig.tree.get(key(1), 0), "an older snapshot does not see it");
+            // A key beyond every key does not take the sequential path: its update still meets null.
+            rig.tree.write(MessageType.UPDATE, key(9), UpdateList.of("append", new byte[] {8}), 2);
+            assertArrayEquals(new byte[] {8}, rig.tree.get(key(9), 2));
+        }
+    }
+
+    @Test
+    void aMessageNamingNoRegisteredFunctionFailsTheReadThatMeetsIt() throws Exception {
+        try (TreeRig rig = new TreeRig(dir, 4L << 20, () -> 0, BasementApplyTest.APPEND)) {
+            rig.tree.write(MessageType.UPDATE, key(1), UpdateList.of("nobody", new byte[] {7}), 1);
+            BetreeException e = assertThrows(BetreeException.class, () -> rig.tree.get(key(1), 1));
+            assertTrue(e.getMessage().contains("\"nobody\""), e.getMessage());
+        }
+    }
+
+    @Test
+    void aListIsCheckedAndCounted() {
+        byte[] list = UpdateList.append(UpdateList.of("a", new byte[] {1, 2}), "bé", new byte[0]);
+        assertEquals(2, UpdateList.count(list));
+        assertEquals(List.of("a", "bé"), UpdateList.names(list));
+        assertTrue(UpdateList.wellFormed(java.nio.ByteBuffer.wrap(list), 0, list.length));
+        assertTrue(!UpdateList.wellFormed(java.nio.ByteBuffer.wrap(list), 0, list.length - 1), "cut short");
+        assertTrue(!UpdateList.wellFormed(java.nio.ByteBuffer.wrap(new byte[] {0, 0}), 0, 2), "no call");
+        assertThrows(IllegalArgumentException.class, () -> UpdateList.of("", new byte[0]));
+        assertThrows(IllegalArgumentException.class, () -> UpdateList.of("x".repeat(256), new byte[0]));
+    }
+
+    private static void checkScan(BeTree tree, TreeMap<byte[], byte[]> model, long snapshotTs, byte[] from,
+            String what) {
+        List<byte[][]> actual = new ArrayList<>();
+        byte[] next = from;
+        while (next != null) {
+            ScanBatch b = tree.scanBatch(next, null, snapshotTs, null, null, 50);
+            for (int i = 0; i < b.size(); i++) {
+                actual.add(new byte[][] {b.key(i), b.value(i)});
+            }
+            next = b.resumeKey();
+        }
+        List<Map.Entry<byte[], byte[]>> expected = new ArrayList<>(model.tailMap(from, true).entrySet());
+        assertEquals(expected.size(), actual.size(), what + ": entries");
+        for (int i = 0; i < expected.size(); i++) {
+            assertArrayEquals(expected.get(i).getKey(), actual.get(i)[0], what + ": key " + i);
+            assertArrayEquals(expected.get(i).getValue(), actual.get(i)[1], what + ": value " + i);
+        }
+    }
+
+    private static byte[] key(int k) {
+        return String.format("k%06d", k).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] value(Random rnd) {
+        byte[] v = new byte[1 + rnd.nextInt(16)];
+        rnd.nextBytes(v);
+        v[0] = (byte) (1 + rnd.nextInt(100)); // a leading zero byte deletes, for the update function
+        return v;
+    }
+}
