@@ -44,9 +44,12 @@ public final class Environment implements AutoCloseable {
     private final EnvironmentOptions options;
     private final Map<Integer, Index> handles = new ConcurrentHashMap<>();
 
-    private Environment(Engine engine, EnvironmentOptions options) {
+    private final RegisteredFunctions functions;
+
+    private Environment(Engine engine, EnvironmentOptions options, RegisteredFunctions functions) {
         this.engine = engine;
         this.options = options;
+        this.functions = functions;
     }
 
     /** Opens {@code directory} with default options; see {@link #open(Path, EnvironmentOptions)}. */
@@ -76,11 +79,13 @@ public final class Environment implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         checkDirectMemory(options.cacheBytes());
         Durability d = options.durability();
+        RegisteredFunctions functions = new RegisteredFunctions(options.updateFunctions());
         EngineSettings settings = new EngineSettings(options.cacheBytes(), d == Durability.SYNC,
                 d == Durability.ASYNC ? options.syncInterval() : null, options.checkpointInterval(),
-                options.logSegmentBytes(), options.memoryBudget() == null ? null : options.memoryBudget().internal());
+                options.logSegmentBytes(), options.memoryBudget() == null ? null : options.memoryBudget().internal(),
+                functions);
         try {
-            return new Environment(Engine.open(directory, storage, settings), options);
+            return new Environment(Engine.open(directory, storage, settings), options, functions);
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }
@@ -252,6 +257,11 @@ public final class Environment implements AutoCloseable {
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }
+    }
+
+    /** The registered update functions. */
+    RegisteredFunctions functions() {
+        return functions;
     }
 
     long transactionMemoryBytes() {

@@ -2,8 +2,12 @@ package io.betree;
 
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.StorageEnv;
+import io.betree.internal.tree.UpdateList;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * Settings of an {@link Environment}. Immutable: each setter returns a new instance.
@@ -27,9 +31,12 @@ public final class EnvironmentOptions {
     private final long transactionMemoryBytes;
     /** The budget shared with other environments, or null for one of this environment's own. */
     private final MemoryBudget memoryBudget;
+    /** Update functions by name; unmodifiable. */
+    private final Map<String, UpdateFunction> updateFunctions;
 
     private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
-            Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes, MemoryBudget memoryBudget) {
+            Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes, MemoryBudget memoryBudget,
+            Map<String, UpdateFunction> updateFunctions) {
         this.cacheBytes = cacheBytes;
         this.storage = storage;
         this.durability = durability;
@@ -38,6 +45,7 @@ public final class EnvironmentOptions {
         this.logSegmentBytes = logSegmentBytes;
         this.transactionMemoryBytes = transactionMemoryBytes;
         this.memoryBudget = memoryBudget;
+        this.updateFunctions = updateFunctions;
     }
 
     /**
@@ -50,7 +58,8 @@ public final class EnvironmentOptions {
         long cache = NodeMemory.uncappedByJvm() ? DEFAULT_CACHE_BYTES
                 : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
         return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
-                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES, null);
+                Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES, null,
+                Map.of());
     }
 
     /**
@@ -67,7 +76,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
         }
         return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, null);
+                transactionMemoryBytes, null, updateFunctions);
     }
 
     /**
@@ -81,14 +90,14 @@ public final class EnvironmentOptions {
     public EnvironmentOptions memoryBudget(MemoryBudget budget) {
         Objects.requireNonNull(budget, "budget");
         return new EnvironmentOptions(budget.bytes(), storage, durability, syncInterval, checkpointInterval,
-                logSegmentBytes, transactionMemoryBytes, budget);
+                logSegmentBytes, transactionMemoryBytes, budget, updateFunctions);
     }
 
     /** What a returned commit promises; default {@link Durability#SYNC}. */
     public EnvironmentOptions durability(Durability durability) {
         Objects.requireNonNull(durability, "durability");
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget);
+                transactionMemoryBytes, memoryBudget, updateFunctions);
     }
 
     /**
@@ -102,7 +111,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget);
+                transactionMemoryBytes, memoryBudget, updateFunctions);
     }
 
     /**
@@ -117,7 +126,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget);
+                transactionMemoryBytes, memoryBudget, updateFunctions);
     }
 
     /**
@@ -129,7 +138,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes,
-                transactionMemoryBytes, memoryBudget);
+                transactionMemoryBytes, memoryBudget, updateFunctions);
     }
 
     /**
@@ -147,7 +156,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("transactionMemoryBytes must be at least 1024, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                bytes, memoryBudget);
+                bytes, memoryBudget, updateFunctions);
     }
 
     /**
@@ -156,7 +165,34 @@ public final class EnvironmentOptions {
      */
     EnvironmentOptions storage(StorageEnv storage) {
         return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
-                checkpointInterval, logSegmentBytes, transactionMemoryBytes, memoryBudget);
+                checkpointInterval, logSegmentBytes, transactionMemoryBytes, memoryBudget, updateFunctions);
+    }
+
+    /**
+     * Registers {@code function} under {@code name} (replacing one registered under that name), for
+     * {@link Index#update}. Updates are stored with the name of their function, so every
+     * environment that opens the directory must register the same functions under the same names:
+     * opening one whose log holds an update of a name not registered fails, naming it.
+     *
+     * @throws IllegalArgumentException if the name is empty or longer than 255 bytes of UTF-8
+     */
+    public EnvironmentOptions updateFunction(String name, UpdateFunction function) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(function, "function");
+        int bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes == 0 || bytes > UpdateList.MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("an update function's name takes 1 to " + UpdateList.MAX_NAME_BYTES
+                    + " bytes of UTF-8, not " + bytes);
+        }
+        Map<String, UpdateFunction> more = new TreeMap<>(updateFunctions);
+        more.put(name, function);
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
+                transactionMemoryBytes, memoryBudget, Collections.unmodifiableMap(more));
+    }
+
+    /** The update functions registered, by name (unmodifiable). */
+    public Map<String, UpdateFunction> updateFunctions() {
+        return updateFunctions;
     }
 
     /** The cache budget in bytes: the environment's own, or the shared {@link #memoryBudget()}'s. */

@@ -2,6 +2,7 @@ package io.betree;
 
 import io.betree.internal.engine.StoredIndex;
 import io.betree.internal.tree.BeTree;
+import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
 import java.util.List;
 import java.util.Objects;
@@ -110,11 +111,86 @@ public final class Index {
         checkKey(key);
         txn.checkOwner(env);
         txn.checkActive();
+        byte[] updates = txn.ownUpdates(this, key);
+        if (updates != null) {
+            return applyUpdates(key, read(key, txn.snapshotTs()), updates);
+        }
         byte[] own = txn.ownWrite(this, key);
         if (own != null) {
             return own == Transaction.DELETED ? null : own.clone();
         }
         return read(key, txn.snapshotTs());
+    }
+
+    /** The value under {@code key} in the snapshot at {@code snapshotTs}, without a transaction's own writes. */
+    byte[] readSnapshot(byte[] key, long snapshotTs) {
+        return read(key, snapshotTs);
+    }
+
+    /**
+     * Changes the value under {@code key} by the {@link UpdateFunction} registered as
+     * {@code function}, called with {@code argument}, without reading it: the update is a message
+     * that meets the value where it is, later. Reads see the new value as soon as this returns.
+     * Updates are blind: concurrent updates of a key all commit and apply in commit order, and take
+     * part in no write conflict among themselves (a transaction that puts or deletes the key and
+     * began before this update committed still conflicts with it).
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if no function is registered under that name, or the key or
+     *     argument is too long
+     * @throws IllegalStateException if the environment is closed
+     * @throws RuntimeException what the function throws when called with a null old value, which
+     *     the update does once to check its argument; nothing is written then
+     */
+    public void update(byte[] key, String function, byte[] argument) {
+        checkKey(key);
+        byte[] list = checkedCall(key, function, argument, null);
+        checkOpen();
+        env.commit(-1, List.of(WriteOp.update(id, tree, key, list)));
+    }
+
+    /**
+     * As {@link #update(byte[], String, byte[])}, within {@code txn}: reads in {@code txn} see it at
+     * once. Blind, so it never fails for a write conflict; an update of a key {@code txn} put or
+     * deleted before is folded into that write.
+     *
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public void update(Transaction txn, byte[] key, String function, byte[] argument) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        txn.checkOwner(env);
+        txn.checkActive();
+        txn.update(this, key, function, argument);
+    }
+
+    /**
+     * Checks an update's function and argument: the function is registered and accepts the
+     * argument for an absent value; returns {@code list} (null: none yet) with the call appended.
+     */
+    byte[] checkedCall(byte[] key, String function, byte[] argument, byte[] list) {
+        Objects.requireNonNull(function, "function");
+        Objects.requireNonNull(argument, "argument");
+        if (!env.functions().knows(function)) {
+            throw new IllegalArgumentException("no update function is registered under the name \"" + function
+                    + "\": register it with EnvironmentOptions.updateFunction");
+        }
+        byte[] longer = UpdateList.append(list, function, argument);
+        if (longer.length > MAX_VALUE_BYTES) {
+            throw new IllegalArgumentException("an update of " + longer.length + " bytes (function names and"
+                    + " arguments) exceeds the limit of " + MAX_VALUE_BYTES);
+        }
+        env.functions().apply(function, key.clone(), null, argument.clone());
+        return longer;
+    }
+
+    /** The value {@code updateList} makes of {@code base} (null: absent) for {@code key}; null when absent. */
+    byte[] applyUpdates(byte[] key, byte[] base, byte[] updateList) {
+        try {
+            return UpdateList.apply(env.functions(), key, base, updateList);
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
     }
 
     /**

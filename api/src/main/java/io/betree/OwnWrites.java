@@ -1,5 +1,6 @@
 package io.betree;
 
+import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.tree.Keys;
 import java.util.ArrayList;
@@ -8,21 +9,26 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * A transaction's own writes to one index in key order, as a scan lays them over its snapshot: the
  * writes spilled to disk merged with the newer ones still on the heap, the heap's winning on a
- * shared key; deletes as {@link Transaction#DELETED}.
+ * shared key; deletes as {@link Transaction#DELETED}, a spilled update as its list of calls, which
+ * it adds to a set the scan's overlay consults (by identity).
  */
 final class OwnWrites implements Iterator<Map.Entry<byte[], byte[]>> {
     private final Iterator<Op> older;
     private final Iterator<Map.Entry<byte[], byte[]>> newer;
     private Op nextOlder;
     private Map.Entry<byte[], byte[]> nextNewer;
+    private final Set<byte[]> olderUpdateLists;
 
-    OwnWrites(Iterator<Op> older, Iterator<Map.Entry<byte[], byte[]>> newer) {
+    OwnWrites(Iterator<Op> older, Iterator<Map.Entry<byte[], byte[]>> newer, Set<byte[]> olderUpdateLists) {
         this.older = older;
         this.newer = newer;
+        this.olderUpdateLists = olderUpdateLists;
         this.nextOlder = older.hasNext() ? older.next() : null;
         this.nextNewer = newer.hasNext() ? newer.next() : null;
     }
@@ -41,6 +47,9 @@ final class OwnWrites implements Iterator<Map.Entry<byte[], byte[]>> {
         if (c < 0) {
             Op op = nextOlder;
             nextOlder = older.hasNext() ? older.next() : null;
+            if (op.type() == CommitRecord.UPDATE) {
+                olderUpdateLists.add(op.value());
+            }
             return Map.entry(op.key(), op.value() == null ? Transaction.DELETED : op.value());
         }
         if (c == 0) {
@@ -52,10 +61,11 @@ final class OwnWrites implements Iterator<Map.Entry<byte[], byte[]>> {
     }
 
     /**
-     * The writes on the heap as log ops, ascending by index id and key: what a spill moves to disk.
-     * Reads each index's sorted view; the sets must not change while it is used.
+     * The writes on the heap as log ops, ascending by index id and key: what a spill moves to disk;
+     * the values {@code isUpdateList} accepts become updates. Reads each index's sorted view; the
+     * sets must not change while it is used.
      */
-    static Iterator<Op> sortedOps(Map<Index, WriteSet> writes) {
+    static Iterator<Op> sortedOps(Map<Index, WriteSet> writes, Predicate<byte[]> isUpdateList) {
         List<Map.Entry<Index, WriteSet>> byId = new ArrayList<>(writes.entrySet());
         byId.sort((a, b) -> Integer.compare(a.getKey().id(), b.getKey().id()));
         List<Iterator<Op>> perIndex = new ArrayList<>(byId.size());
@@ -72,6 +82,7 @@ final class OwnWrites implements Iterator<Map.Entry<byte[], byte[]>> {
                 public Op next() {
                     Map.Entry<byte[], byte[]> w = it.next();
                     return w.getValue() == Transaction.DELETED ? Op.delete(id, w.getKey())
+                            : isUpdateList.test(w.getValue()) ? new Op(id, CommitRecord.UPDATE, w.getKey(), w.getValue())
                             : Op.put(id, w.getKey(), w.getValue());
                 }
             });

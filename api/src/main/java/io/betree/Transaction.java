@@ -1,16 +1,19 @@
 package io.betree;
 
+import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.tree.ScanOverlay;
 import io.betree.internal.txn.WriteOp;
 import io.betree.internal.txn.spill.SpilledWrites;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 
 /**
  * An atomic unit of reads and writes across any indexes of one {@link Environment}:
@@ -55,6 +58,12 @@ public final class Transaction implements AutoCloseable {
     /** Writes moved off the heap, older than those in {@link #writes}; null until the first move. */
     private SpilledWrites spilled;
     private boolean active = true;
+    /**
+     * The values in {@link #writes} that are not values but {@link io.betree.internal.tree.UpdateList}s:
+     * updates of keys whose value the transaction does not know (it neither put nor deleted them).
+     * Compared by identity.
+     */
+    private final Set<byte[]> updateLists = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Whether the snapshot was ended (at commit, or by {@link #finish}). */
     private boolean snapshotEnded;
 
@@ -93,6 +102,7 @@ public final class Transaction implements AutoCloseable {
         for (Map.Entry<Index, WriteSet> e : writes.entrySet()) {
             Index index = e.getKey();
             e.getValue().forEach((key, value) -> ops.add(value == DELETED ? WriteOp.delete(index.id(), index.tree(), key)
+                    : updateLists.contains(value) ? WriteOp.update(index.id(), index.tree(), key, value)
                     : WriteOp.put(index.id(), index.tree(), key, value)));
         }
         try {
@@ -124,8 +134,9 @@ public final class Transaction implements AutoCloseable {
         if (spilled == null) {
             spilled = env.newSpill();
         }
-        spilled.spill(OwnWrites.sortedOps(writes));
+        spilled.spill(OwnWrites.sortedOps(writes, updateLists::contains));
         writes.clear();
+        updateLists.clear();
         heapBytes = 0;
     }
 
@@ -145,6 +156,7 @@ public final class Transaction implements AutoCloseable {
     private void finish() {
         active = false;
         writes.clear();
+        updateLists.clear();
         SpilledWrites s = spilled;
         spilled = null;
         try {
@@ -189,7 +201,41 @@ public final class Transaction implements AutoCloseable {
             throw new WriteConflictException("write conflict on " + index.name()
                     + ": another transaction committed this key after this transaction began");
         }
-        writes.computeIfAbsent(index, i -> new WriteSet()).put(key.clone(), value == DELETED ? DELETED : value.clone());
+        store(index, key, value == DELETED ? DELETED : value.clone(), false);
+    }
+
+    /**
+     * Records an update of {@code key} by {@code function} with {@code argument}. Blind: no conflict
+     * check. Folded into the key's value when the transaction put or deleted it; otherwise added to
+     * the key's list of updates, which commits as one update message.
+     */
+    void update(Index index, byte[] key, String function, byte[] argument) {
+        byte[] list = ownUpdates(index, key);
+        byte[] own = list == null ? ownWrite(index, key) : null;
+        if (own != null) {
+            byte[] call = index.checkedCall(key, function, argument, null);
+            byte[] value = index.applyUpdates(key, own == DELETED ? null : own, call);
+            store(index, key, value == null ? DELETED : value.clone(), false);
+        } else {
+            store(index, key, index.checkedCall(key, function, argument, list), true);
+        }
+    }
+
+    /**
+     * Puts {@code value} (the transaction's own array, or {@link #DELETED}) under {@code key} in the
+     * write set, an {@link io.betree.internal.tree.UpdateList} when {@code isUpdateList}, and spills
+     * the write set once it passes its heap share.
+     */
+    private void store(Index index, byte[] key, byte[] value, boolean isUpdateList) {
+        WriteSet set = writes.computeIfAbsent(index, i -> new WriteSet());
+        byte[] replaced = set.get(key);
+        if (replaced != null) {
+            updateLists.remove(replaced);
+        }
+        set.put(key.clone(), value);
+        if (isUpdateList) {
+            updateLists.add(value);
+        }
         heapBytes += WRITE_OVERHEAD_BYTES + key.length + value.length;
         if (heapBytes > env.transactionMemoryBytes()) {
             try {
@@ -208,18 +254,41 @@ public final class Transaction implements AutoCloseable {
     byte[] ownWrite(Index index, byte[] key) {
         WriteSet own = writes.get(index);
         byte[] latest = own == null ? null : own.get(key);
-        if (latest == null && spilled != null) {
-            Op op;
-            try {
-                op = spilled.lookup(index.id(), key);
-            } catch (io.betree.internal.fault.BetreeException e) {
-                throw Failures.translate(e);
-            }
-            if (op != null) {
-                latest = op.value() == null ? DELETED : op.value();
-            }
+        if (latest != null) {
+            return updateLists.contains(latest) ? null : latest;
         }
-        return latest;
+        Op op = spilledOp(index, key);
+        if (op == null || op.type() == CommitRecord.UPDATE) {
+            return null;
+        }
+        return op.value() == null ? DELETED : op.value();
+    }
+
+    /**
+     * The transaction's updates of {@code key} in {@code index} that wait for the key's committed
+     * value (an {@link io.betree.internal.tree.UpdateList}), or null when its latest own write of the
+     * key is not such a list, or there is none.
+     */
+    byte[] ownUpdates(Index index, byte[] key) {
+        WriteSet own = writes.get(index);
+        byte[] latest = own == null ? null : own.get(key);
+        if (latest != null) {
+            return updateLists.contains(latest) ? latest : null;
+        }
+        Op op = spilledOp(index, key);
+        return op != null && op.type() == CommitRecord.UPDATE ? op.value() : null;
+    }
+
+    /** The latest spilled write of {@code key} in {@code index}, or null. */
+    private Op spilledOp(Index index, byte[] key) {
+        if (spilled == null) {
+            return null;
+        }
+        try {
+            return spilled.lookup(index.id(), key);
+        } catch (io.betree.internal.fault.BetreeException e) {
+            throw Failures.translate(e);
+        }
     }
 
     /**
@@ -232,20 +301,30 @@ public final class Transaction implements AutoCloseable {
         if (own == null && moved == null) {
             return null;
         }
-        return (from, limit) -> {
-            Iterator<Map.Entry<byte[], byte[]>> newer = own == null ? Collections.emptyIterator()
-                    : (limit == null ? own.sorted().tailMap(from, true) : own.sorted().subMap(from, true, limit, false))
-                            .entrySet().iterator();
-            if (moved == null) {
-                return newer;
+        // The update lists among the spilled writes a scan has read so far, by identity.
+        Set<byte[]> movedUpdateLists = Collections.newSetFromMap(new IdentityHashMap<>());
+        return new ScanOverlay() {
+            @Override
+            public Iterator<Map.Entry<byte[], byte[]>> range(byte[] from, byte[] limit) {
+                Iterator<Map.Entry<byte[], byte[]>> newer = own == null ? Collections.emptyIterator()
+                        : (limit == null ? own.sorted().tailMap(from, true) : own.sorted().subMap(from, true, limit, false))
+                                .entrySet().iterator();
+                if (moved == null) {
+                    return newer;
+                }
+                Iterator<Op> older;
+                try {
+                    older = moved.range(index.id(), from, limit);
+                } catch (io.betree.internal.fault.BetreeException e) {
+                    throw Failures.translate(e);
+                }
+                return new OwnWrites(older, newer, movedUpdateLists);
             }
-            Iterator<Op> older;
-            try {
-                older = moved.range(index.id(), from, limit);
-            } catch (io.betree.internal.fault.BetreeException e) {
-                throw Failures.translate(e);
+
+            @Override
+            public boolean isUpdateList(byte[] value) {
+                return updateLists.contains(value) || movedUpdateLists.contains(value);
             }
-            return new OwnWrites(older, newer);
         };
     }
 }

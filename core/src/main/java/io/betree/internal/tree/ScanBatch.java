@@ -116,7 +116,7 @@ public final class ScanBatch {
             }
             Updates updates = new Updates(buffers, basement, snapshotTs, functions);
             List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs, updates)
-                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlayTombstone, updates);
+                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlay, overlayTombstone, updates);
             int[] tombstones = new int[1];
             byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values, maxEntries,
                     tombstones);
@@ -193,7 +193,8 @@ public final class ScanBatch {
 
     /** As {@link #pendingRuns}, with a transaction's own writes on top, through a sorted map. */
     private static List<byte[]> pendingWithOverlay(List<MessageBuffer> buffers, byte[] from, byte[] limit,
-            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, byte[] overlayTombstone, Updates updates) {
+            long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, ScanOverlay overlay, byte[] overlayTombstone,
+            Updates updates) {
         TreeMap<byte[], byte[]> map = new TreeMap<>(Keys::compare);
         for (int level = buffers.size() - 1; level >= 0; level--) {
             MessageBuffer b = buffers.get(level);
@@ -208,7 +209,12 @@ public final class ScanBatch {
             }
         }
         for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
-            map.put(e.getKey().clone(), e.getValue() == overlayTombstone ? TOMBSTONE : e.getValue().clone());
+            byte[] v = e.getValue();
+            if (overlay.isUpdateList(v)) {
+                map.put(e.getKey().clone(), updates.over(e.getKey(), map.get(e.getKey()), v));
+            } else {
+                map.put(e.getKey().clone(), v == overlayTombstone ? TOMBSTONE : v.clone());
+            }
         }
         List<byte[]> pending = new ArrayList<>(2 * map.size());
         for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
@@ -316,6 +322,15 @@ public final class ScanBatch {
                 }
             }
             return orTombstone(pending.over(basement.get(key, snapshotTs)));
+        }
+
+        /**
+         * The value a transaction's own {@code updateList} makes of {@code key}'s: {@code pending}
+         * (what the buffers above say, {@link #TOMBSTONE} for absent) or, when null, the basement's row.
+         */
+        byte[] over(byte[] key, byte[] pending, byte[] updateList) {
+            byte[] base = pending == null ? basement.get(key, snapshotTs) : pending == TOMBSTONE ? null : pending;
+            return orTombstone(UpdateList.apply(functions, key, base, updateList));
         }
 
         private static byte[] orTombstone(byte[] value) {

@@ -16,4 +16,13 @@ public interface ScanOverlay {
      * for a delete.
      */
     Iterator<Map.Entry<byte[], byte[]>> range(byte[] from, byte[] limit);
+
+    /**
+     * Whether {@code value}, as {@link #range} returned it, is not a value but an {@link UpdateList}
+     * to apply to what the tree holds for its key (a transaction's updates of a key it did not write
+     * otherwise). Compared by identity; false unless overridden.
+     */
+    default boolean isUpdateList(byte[] value) {
+        return false;
+    }
 }

@@ -11,11 +11,18 @@ import io.betree.internal.fault.BetreeException;
  *
  * <p>Implementations are thread-safe: flushers and readers call them at once.
  */
-@FunctionalInterface
 public interface UpdateFunctions {
     /** An environment with no functions registered: every name is unknown. */
-    UpdateFunctions NONE = (name, key, oldValue, argument) -> {
-        throw unknown(name);
+    UpdateFunctions NONE = new UpdateFunctions() {
+        @Override
+        public byte[] apply(String name, byte[] key, byte[] oldValue, byte[] argument) {
+            throw unknown(name);
+        }
+
+        @Override
+        public boolean knows(String name) {
+            return false;
+        }
     };
 
     /**
@@ -26,6 +33,9 @@ public interface UpdateFunctions {
      * @throws BetreeException if no function is registered under {@code name}
      */
     byte[] apply(String name, byte[] key, byte[] oldValue, byte[] argument);
+
+    /** Whether a function is registered under {@code name}. */
+    boolean knows(String name);
 
     /** The failure of a message that names a function nobody registered. */
     static BetreeException unknown(String name) {

@@ -36,19 +36,27 @@ class BasementApplyTest {
      * argument appended (the argument alone once the value passes 40 bytes); an argument that starts
      * with a zero byte deletes the key.
      */
-    static final UpdateFunctions APPEND = (name, key, old, argument) -> {
-        if (!name.equals("append")) {
-            throw UpdateFunctions.unknown(name);
+    static final UpdateFunctions APPEND = new UpdateFunctions() {
+        @Override
+        public byte[] apply(String name, byte[] key, byte[] old, byte[] argument) {
+            if (!knows(name)) {
+                throw UpdateFunctions.unknown(name);
+            }
+            if (argument.length > 0 && argument[0] == 0) {
+                return null;
+            }
+            if (old == null || old.length > 40) {
+                return argument.clone();
+            }
+            byte[] joined = java.util.Arrays.copyOf(old, old.length + argument.length);
+            System.arraycopy(argument, 0, joined, old.length, argument.length);
+            return joined;
         }
-        if (argument.length > 0 && argument[0] == 0) {
-            return null;
+
+        @Override
+        public boolean knows(String name) {
+            return name.equals("append");
         }
-        if (old == null || old.length > 40) {
-            return argument.clone();
-        }
-        byte[] joined = java.util.Arrays.copyOf(old, old.length + argument.length);
-        System.arraycopy(argument, 0, joined, old.length, argument.length);
-        return joined;
     };
 
     @Test

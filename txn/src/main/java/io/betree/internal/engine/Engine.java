@@ -18,6 +18,8 @@ import io.betree.internal.storage.StorageEnv;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.BlockFileBacking;
 import io.betree.internal.tree.TreeConfig;
+import io.betree.internal.tree.UpdateFunctions;
+import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.TransactionManager;
 import io.betree.internal.txn.WriteConflictException;
 import io.betree.internal.txn.WriteOp;
@@ -81,7 +83,8 @@ public final class Engine implements AutoCloseable {
                 : new NodeCache(new BlockFileBacking(file, memory), memory, settings.cacheBytes());
         try {
             this.txns = new TransactionManager(log, catalog.lastTs(), this::failed);
-            this.indexes = new IndexRegistry(cache, file, txns, this::failed, catalog.nextIndexId());
+            this.indexes = new IndexRegistry(cache, file, txns, this::failed, catalog.nextIndexId(),
+                    settings.updateFunctions());
             for (Catalog.Entry e : catalog.entries()) {
                 indexes.open(e);
             }
@@ -222,6 +225,13 @@ public final class Engine implements AutoCloseable {
             }
             try {
                 ops.add(WriteOp.replayed(op, index.tree()));
+                if (op.type() == CommitRecord.UPDATE) {
+                    for (String name : UpdateList.names(op.value())) {
+                        if (!settings.updateFunctions().knows(name)) {
+                            throw UpdateFunctions.unknown(name);
+                        }
+                    }
+                }
             } catch (IllegalArgumentException e) {
                 throw new CorruptionException(directory, "the log's commit at timestamp " + ts
                         + " is malformed: " + e.getMessage());

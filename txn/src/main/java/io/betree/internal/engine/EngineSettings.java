@@ -1,6 +1,7 @@
 package io.betree.internal.engine;
 
 import io.betree.internal.cache.CacheBudget;
+import io.betree.internal.tree.UpdateFunctions;
 import java.time.Duration;
 
 /**
@@ -13,9 +14,17 @@ import java.time.Duration;
  * @param logSegmentBytes the size at which the log starts a new segment file
  * @param sharedBudget the budget the node cache shares with other engines' caches, or {@code null}
  *     for one of {@code cacheBytes} of its own
+ * @param updateFunctions what update messages call, by name
  */
 public record EngineSettings(long cacheBytes, boolean syncEveryCommit, Duration periodicSync,
-        Duration checkpointInterval, long logSegmentBytes, CacheBudget sharedBudget) {
+        Duration checkpointInterval, long logSegmentBytes, CacheBudget sharedBudget, UpdateFunctions updateFunctions) {
+
+    /** Settings with no update function. */
+    public EngineSettings(long cacheBytes, boolean syncEveryCommit, Duration periodicSync, Duration checkpointInterval,
+            long logSegmentBytes, CacheBudget sharedBudget) {
+        this(cacheBytes, syncEveryCommit, periodicSync, checkpointInterval, logSegmentBytes, sharedBudget,
+                UpdateFunctions.NONE);
+    }
 
     /** Settings with a cache budget of the engine's own. */
     public EngineSettings(long cacheBytes, boolean syncEveryCommit, Duration periodicSync, Duration checkpointInterval,

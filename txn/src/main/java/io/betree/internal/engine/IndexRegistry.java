@@ -8,6 +8,7 @@ import io.betree.internal.storage.BlockFile;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MvccHorizon;
 import io.betree.internal.tree.TreeConfig;
+import io.betree.internal.tree.UpdateFunctions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,13 +31,16 @@ final class IndexRegistry {
     private final Map<Integer, StoredIndex> byId = new HashMap<>();
     private final ReentrantLock lock = new ReentrantLock();
     private int nextId;
+    private final UpdateFunctions functions;
 
-    IndexRegistry(NodeCache cache, BlockFile file, MvccHorizon horizon, FailureListener failures, int nextId) {
+    IndexRegistry(NodeCache cache, BlockFile file, MvccHorizon horizon, FailureListener failures, int nextId,
+            UpdateFunctions functions) {
         this.cache = cache;
         this.file = file;
         this.horizon = horizon;
         this.failures = failures;
         this.nextId = nextId;
+        this.functions = functions;
     }
 
     /** Registers an index stored at the last checkpoint. */
@@ -44,7 +48,7 @@ final class IndexRegistry {
         lock.lock();
         try {
             register(new StoredIndex(e.id(), e.name(),
-                    BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock())));
+                    BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock(), functions)));
         } finally {
             lock.unlock();
         }
@@ -54,7 +58,7 @@ final class IndexRegistry {
     StoredIndex create(int id, String name, TreeConfig config) {
         lock.lock();
         try {
-            StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures));
+            StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures, functions));
             register(index);
             return index;
         } finally {

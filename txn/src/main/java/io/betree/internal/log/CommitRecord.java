@@ -12,7 +12,7 @@ import java.util.Objects;
  * order they are to be applied, and its commit timestamp.
  *
  * <p>Encoding (big-endian): commit timestamp (8), op count (4), then per op: index id (4), op
- * code (1: {@link #PUT} or {@link #DELETE}), key length (4), key, value length (4, -1 when the op
+ * code (1: {@link #PUT}, {@link #DELETE} or {@link #UPDATE}), key length (4), key, value length (4, -1 when the op
  * has no value), value. The op codes are the log's own: they are stored on disk and never change,
  * whatever the tree calls its messages.
  *
@@ -25,6 +25,8 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
     public static final byte PUT = 1;
     /** Op code of a delete: remove the key. */
     public static final byte DELETE = 2;
+    /** Op code of an update: the value is a list of function calls ({@code UpdateList}) to apply to the key's value. */
+    public static final byte UPDATE = 3;
 
     /** Fixed bytes before the op count. */
     private static final int FIXED_BYTES = 8;
@@ -38,7 +40,7 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
      * One write of a transaction.
      *
      * @param indexId the index written to
-     * @param type the op code ({@link #PUT} or {@link #DELETE})
+     * @param type the op code ({@link #PUT}, {@link #DELETE} or {@link #UPDATE})
      * @param key the key (not null)
      * @param value the value, or null for a delete
      */
@@ -89,7 +91,7 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
 
         /** Renders the op with abbreviated hexadecimal key and value. */
         String describe() {
-            String name = type == PUT ? "put" : type == DELETE ? "delete" : "type" + type;
+            String name = type == PUT ? "put" : type == DELETE ? "delete" : type == UPDATE ? "update" : "type" + type;
             return name + " index=" + indexId + " key=" + hex(key)
                     + (value == null ? "" : " value=" + hex(value));
         }

@@ -279,7 +279,7 @@ public final class TransactionManager implements MvccHorizon {
         if (snapshotTs >= 0) {
             for (Map.Entry<Long, CommitRun> large : conflicts.largeAfter(snapshotTs)) {
                 for (int i = 0; i < hashes.length && conflicting == 0; i++) {
-                    if (large.getValue().contains(ops.get(i).indexId(), ops.get(i).key())) {
+                    if (!ops.get(i).blind() && large.getValue().contains(ops.get(i).indexId(), ops.get(i).key())) {
                         conflicting = large.getKey();
                         conflictIndex = ops.get(i).indexId();
                     }
@@ -293,6 +293,9 @@ public final class TransactionManager implements MvccHorizon {
             checkUsable();
             if (snapshotTs >= 0) {
                 for (int i = 0; i < hashes.length && conflicting == 0; i++) {
+                    if (ops.get(i).blind()) {
+                        continue; // an update reads nothing: it conflicts with no commit (docs/design-messages.md)
+                    }
                     long last = conflicts.lastCommit(hashes[i], ops.get(i).indexId(), ops.get(i).key(), snapshotTs,
                             largeChecked);
                     if (last > snapshotTs) {
@@ -432,6 +435,9 @@ public final class TransactionManager implements MvccHorizon {
             Iterator<Op> it = run.iterator();
             while (it.hasNext()) {
                 Op op = it.next();
+                if (op.type() == CommitRecord.UPDATE) {
+                    continue; // blind
+                }
                 long last = conflicts.lastSmallCommit(ConflictTable.hash(op.indexId(), op.key()));
                 if (last > snapshotTs) {
                     return last;

@@ -5,6 +5,7 @@ import io.betree.internal.log.LoggedWrite;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MessageType;
 import io.betree.internal.tree.TreeWrite;
+import io.betree.internal.tree.UpdateList;
 import java.util.Objects;
 
 /**
@@ -12,16 +13,17 @@ import java.util.Objects;
  *
  * @param indexId the index's stable id (logged)
  * @param tree the index's tree
- * @param type the tree message ({@link MessageType#PUT} or {@link MessageType#DELETE})
+ * @param type the tree message ({@link MessageType#PUT}, {@link MessageType#DELETE} or
+ *     {@link MessageType#UPDATE})
  * @param key the key
- * @param value the value, or {@code null} for a delete
+ * @param value the value, or {@code null} for a delete; for an update, its {@link UpdateList}
  */
 public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite, LoggedWrite {
 
     /** Checks the key is present and the type is one the log can record. */
     public WriteOp {
         Objects.requireNonNull(key, "key");
-        if (type != MessageType.PUT && type != MessageType.DELETE) {
+        if (type != MessageType.PUT && type != MessageType.DELETE && type != MessageType.UPDATE) {
             throw new IllegalArgumentException("unknown write type " + type);
         }
     }
@@ -36,10 +38,21 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
         return new WriteOp(indexId, tree, MessageType.DELETE, key, null);
     }
 
+    /** An update of {@code key} by the calls of {@code updateList} ({@link UpdateList}). The arrays are not copied. */
+    public static WriteOp update(int indexId, BeTree tree, byte[] key, byte[] updateList) {
+        return new WriteOp(indexId, tree, MessageType.UPDATE, key, Objects.requireNonNull(updateList, "updateList"));
+    }
+
+    /** Whether this write is an update: blind, so it takes no part in conflict checks, though later writers conflict with it. */
+    public boolean blind() {
+        return type == MessageType.UPDATE;
+    }
+
     /** The log's op code for the write. */
     @Override
     public byte opCode() {
-        return type == MessageType.PUT ? CommitRecord.PUT : CommitRecord.DELETE;
+        return type == MessageType.PUT ? CommitRecord.PUT : type == MessageType.DELETE ? CommitRecord.DELETE
+                : CommitRecord.UPDATE;
     }
 
     /**
@@ -56,6 +69,12 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
                 return put(op.indexId(), tree, op.key(), op.value());
             case CommitRecord.DELETE:
                 return delete(op.indexId(), tree, op.key());
+            case CommitRecord.UPDATE:
+                if (op.value() == null || !UpdateList.wellFormed(java.nio.ByteBuffer.wrap(op.value()), 0, op.value().length)) {
+                    throw new IllegalArgumentException("an update without a well-formed list of calls for index "
+                            + op.indexId());
+                }
+                return update(op.indexId(), tree, op.key(), op.value());
             default:
                 throw new IllegalArgumentException("unknown op code " + op.type() + " for index " + op.indexId());
         }

@@ -1,5 +1,6 @@
 package io.betree.internal.txn.spill;
 
+import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
 import java.io.Closeable;
 import java.util.Collections;
@@ -63,8 +64,8 @@ public final class CommitRun implements Closeable {
     }
 
     /**
-     * Whether this commit and {@code other} wrote a common key: one pass over both runs, in key
-     * order. Both must stay open meanwhile.
+     * Whether a write of this commit other than an update (which is blind) shares its key with a
+     * write of {@code other}: one pass over both runs, in key order. Both must stay open meanwhile.
      */
     public boolean sharesAKeyWith(CommitRun other) {
         Iterator<Op> mine = iterator();
@@ -76,8 +77,11 @@ public final class CommitRun implements Closeable {
         Op b = theirs.next();
         while (true) {
             int c = SortedRun.compare(a, b);
+            if (c == 0 && a.type() != CommitRecord.UPDATE) {
+                return true; // an update of this run's is blind: it conflicts with nothing
+            }
             if (c == 0) {
-                return true;
+                c = -1;
             }
             if (c < 0) {
                 if (!mine.hasNext()) {
