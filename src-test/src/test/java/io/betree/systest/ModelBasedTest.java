@@ -13,6 +13,7 @@ import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
 import io.betree.Transaction;
+import io.betree.UpdateFunction;
 import io.betree.TreeChecks;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -26,7 +27,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Drives an index with random puts, deletes, gets and scans and compares every answer with a
+ * Drives an index with random puts, deletes, updates, gets and scans and compares every answer with a
  * {@link TreeMap}, closing and reopening the environment now and then and checking the trees'
  * invariants after every reopen ({@link TreeChecks}). Nodes are small and the cache is at its
  * minimum so that flushes, splits, merges and eviction all happen often.
@@ -51,20 +52,45 @@ class ModelBasedTest {
         }
     }
 
+    /** Appends its argument to the value, keeping at most the last 200 bytes; "!" deletes the key. */
+    static final UpdateFunction APPEND = (key, old, argument) -> {
+        if (argument.length == 1 && argument[0] == '!') {
+            return null;
+        }
+        int keep = old == null ? 0 : Math.min(old.length, Math.max(0, 200 - argument.length));
+        byte[] joined = new byte[keep + argument.length];
+        if (keep > 0) {
+            System.arraycopy(old, old.length - keep, joined, 0, keep);
+        }
+        System.arraycopy(argument, 0, joined, keep, argument.length);
+        return joined;
+    };
+
     private void run(Codec codec, long seed) {
         Random rnd = new Random(seed);
         NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
         IndexOptions shape = IndexOptions.defaults().codec(codec).nodeSize(64 << 10).basementSize(4 << 10).fanout(4 + rnd.nextInt(8));
         // Syncing is the crash tests' subject; here it would only slow the run down.
         EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(16L << 20)
-                .durability(Durability.NONE);
+                .durability(Durability.NONE).updateFunction("append", APPEND);
         int keySpace = 2_000 + rnd.nextInt(30_000);
         Environment env = Environment.open(dir, envOptions);
         try {
             Index idx = env.openIndex("model", shape);
             for (int op = 0; op < OPS; op++) {
                 int kind = rnd.nextInt(1000);
-                if (kind < 450) {
+                if (kind < 80) {
+                    // An update: blind, applied wherever it meets the key's value, maybe much later.
+                    byte[] k = rnd.nextInt(3) == 0 || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
+                    byte[] argument = rnd.nextInt(10) == 0 ? new byte[] {'!'} : value(rnd);
+                    idx.update(k, "append", argument);
+                    byte[] after = APPEND.apply(k, model.get(k), argument);
+                    if (after == null) {
+                        model.remove(k);
+                    } else {
+                        model.put(k, after);
+                    }
+                } else if (kind < 450) {
                     byte[] k = key(rnd, keySpace);
                     byte[] v = value(rnd);
                     idx.put(k, v);
