@@ -245,4 +245,29 @@ class TutorialTest {
             assertTrue(env.cacheStats().writeBacks() > 0, "the checkpoint wrote the dirty nodes");
         }
     }
+
+    @Test
+    @Order(9)
+    void step9_updatesWithoutReads() {
+        // A function registered by name before open; the README's counter.
+        EnvironmentOptions options = EnvironmentOptions.defaults().cacheBytes(64L << 20)
+                .updateFunction("add", (key, old, arg) -> {
+                    long sum = (old == null ? 0 : ByteBuffer.wrap(old).getLong()) + ByteBuffer.wrap(arg).getLong();
+                    return ByteBuffer.allocate(8).putLong(sum).array();
+                });
+        byte[] one = ByteBuffer.allocate(8).putLong(1).array();
+        try (Environment env = Environment.open(dir, options)) {
+            Index counters = env.openIndex("counters");
+            for (int i = 0; i < 1_000; i++) {
+                counters.update(utf8("page-views"), "add", one); // no read: a message that meets the value later
+            }
+            assertEquals(1_000, ByteBuffer.wrap(counters.get(utf8("page-views"))).getLong());
+            // A name nobody registered is refused at the call.
+            assertThrows(IllegalArgumentException.class, () -> counters.update(utf8("x"), "multiply", one));
+        }
+        // Updates are stored with their function's name: reopen with the same registrations.
+        try (Environment env = Environment.open(dir, options)) {
+            assertEquals(1_000, ByteBuffer.wrap(env.openIndex("counters").get(utf8("page-views"))).getLong());
+        }
+    }
 }
