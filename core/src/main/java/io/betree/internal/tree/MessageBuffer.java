@@ -108,7 +108,8 @@ public final class MessageBuffer {
             byte type = in.get(off);
             int keyLength = in.getShort(off + 17) & 0xffff;
             int valueLength = in.getInt(off + 19);
-            if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + HEADER + keyLength + valueLength > end) {
+            if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + HEADER + keyLength + valueLength > end
+                    || type == MessageType.UPDATE && !UpdateList.wellFormed(in, off + HEADER + keyLength, valueLength)) {
                 throw new IllegalArgumentException("malformed message at node offset " + off);
             }
             off += HEADER + keyLength + valueLength;

@@ -107,6 +107,28 @@ class UpdateMessageTest {
     }
 
     @Test
+    void aStoredUpdateWithAMalformedListIsRefusedWhenItsBufferIsRead() {
+        io.betree.internal.memory.NodeMemory memory = new io.betree.internal.memory.NodeMemory();
+        for (byte[] value : new byte[][] {UpdateList.of("append", new byte[] {1}), {0, 1, 5}, {0, 0}}) {
+            MessageBuffer buffer = new MessageBuffer(memory);
+            io.netty.buffer.ByteBuf image = io.netty.buffer.Unpooled.buffer();
+            try {
+                buffer.append(MessageType.UPDATE, 1, 0L, key(1), value);
+                buffer.serialize(image);
+                if (UpdateList.count(value) > 0 && value.length > 3) {
+                    MessageBuffer.read(memory, image, image.readableBytes()).release();
+                } else {
+                    assertThrows(IllegalArgumentException.class,
+                            () -> MessageBuffer.read(memory, image, image.readableBytes()), "a list of " + value.length);
+                }
+            } finally {
+                image.release();
+                buffer.release();
+            }
+        }
+    }
+
+    @Test
     void aListIsCheckedAndCounted() {
         byte[] list = UpdateList.append(UpdateList.of("a", new byte[] {1, 2}), "bé", new byte[0]);
         assertEquals(2, UpdateList.count(list));
