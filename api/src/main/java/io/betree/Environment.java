@@ -264,6 +264,16 @@ public final class Environment implements AutoCloseable {
         return functions;
     }
 
+    /**
+     * How many calls of update functions threw since the environment opened, where an update met
+     * the value it changes (a flush, a read, a scan): each such call changed nothing, and is counted
+     * each time it is met. A function that accepts every value it can meet keeps this at 0.
+     * Thread-safe.
+     */
+    public long failedUpdateCalls() {
+        return functions.failedCalls();
+    }
+
     long transactionMemoryBytes() {
         return options.transactionMemoryBytes();
     }

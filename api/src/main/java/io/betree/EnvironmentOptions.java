@@ -174,16 +174,13 @@ public final class EnvironmentOptions {
      * environment that opens the directory must register the same functions under the same names:
      * opening one whose log holds an update of a name not registered fails, naming it.
      *
-     * @throws IllegalArgumentException if the name is empty or longer than 255 bytes of UTF-8
+     * @throws IllegalArgumentException if the name is empty, longer than 255 bytes of UTF-8, or not
+     *     well-formed Unicode
      */
     public EnvironmentOptions updateFunction(String name, UpdateFunction function) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(function, "function");
-        int bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-        if (bytes == 0 || bytes > UpdateList.MAX_NAME_BYTES) {
-            throw new IllegalArgumentException("an update function's name takes 1 to " + UpdateList.MAX_NAME_BYTES
-                    + " bytes of UTF-8, not " + bytes);
-        }
+        UpdateList.nameBytes(name);
         Map<String, UpdateFunction> more = new TreeMap<>(updateFunctions);
         more.put(name, function);
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,

@@ -122,10 +122,6 @@ public final class Index {
         return read(key, txn.snapshotTs());
     }
 
-    /** The value under {@code key} in the snapshot at {@code snapshotTs}, without a transaction's own writes. */
-    byte[] readSnapshot(byte[] key, long snapshotTs) {
-        return read(key, snapshotTs);
-    }
 
     /**
      * Changes the value under {@code key} by the {@link UpdateFunction} registered as
@@ -141,19 +137,23 @@ public final class Index {
      * @throws IllegalStateException if the environment is closed
      * @throws RuntimeException what the function throws when called with a null old value, which
      *     the update does once to check its argument; nothing is written then
+     * @throws BetreeException if the write fails in storage
      */
     public void update(byte[] key, String function, byte[] argument) {
         checkKey(key);
-        byte[] list = checkedCall(key, function, argument, null);
         checkOpen();
+        byte[] list = checkedCall(key, function, argument, null);
         env.commit(-1, List.of(WriteOp.update(id, tree, key, list)));
     }
 
     /**
      * As {@link #update(byte[], String, byte[])}, within {@code txn}: reads in {@code txn} see it at
      * once. Blind, so it never fails for a write conflict; an update of a key {@code txn} put or
-     * deleted before is folded into that write.
+     * deleted before is folded into that write at once. Updates of a key {@code txn} did not write
+     * otherwise commit as one message holding every call: at most 65,535 of them, and
+     * {@link #MAX_VALUE_BYTES} of function names and arguments together.
      *
+     * @throws IllegalArgumentException as {@link #update(byte[], String, byte[])}, or past the limits above
      * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
      */
     public void update(Transaction txn, byte[] key, String function, byte[] argument) {

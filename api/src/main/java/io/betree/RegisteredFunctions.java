@@ -2,6 +2,7 @@ package io.betree;
 
 import io.betree.internal.tree.UpdateFunctions;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The update functions of {@link EnvironmentOptions}, as the engine's trees call them by name.
@@ -9,6 +10,8 @@ import java.util.Map;
  */
 final class RegisteredFunctions implements UpdateFunctions {
     private final Map<String, UpdateFunction> byName;
+    /** Calls that threw where an update met its value, and so changed nothing. */
+    private final AtomicLong failedCalls = new AtomicLong();
 
     RegisteredFunctions(Map<String, UpdateFunction> byName) {
         this.byName = byName;
@@ -22,10 +25,21 @@ final class RegisteredFunctions implements UpdateFunctions {
         }
         byte[] value = f.apply(key, oldValue, argument);
         if (value != null && value.length > Index.MAX_VALUE_BYTES) {
-            throw new IllegalStateException("update function \"" + name + "\" returned " + value.length
+            throw new IllegalArgumentException("update function \"" + name + "\" returned " + value.length
                     + " bytes, past the limit of " + Index.MAX_VALUE_BYTES);
         }
-        return value;
+        // A copy: the function may return an array it keeps (a constant, its argument).
+        return value == null ? null : value.clone();
+    }
+
+    @Override
+    public void failed(String name, byte[] key, RuntimeException failure) {
+        failedCalls.incrementAndGet();
+    }
+
+    /** Calls that threw where an update met its value, since the environment opened. */
+    long failedCalls() {
+        return failedCalls.get();
     }
 
     @Override

@@ -236,7 +236,10 @@ public final class Transaction implements AutoCloseable {
         if (isUpdateList) {
             updateLists.add(value);
         }
-        heapBytes += WRITE_OVERHEAD_BYTES + key.length + value.length;
+        // A key written again costs only its value's growth: a key updated many times replaces its
+        // list each time, and counting every list whole would spill after a few hundred updates.
+        heapBytes += replaced == null ? WRITE_OVERHEAD_BYTES + key.length + value.length
+                : Math.max(0, value.length - replaced.length);
         if (heapBytes > env.transactionMemoryBytes()) {
             try {
                 spill();

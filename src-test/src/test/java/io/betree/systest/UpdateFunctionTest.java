@@ -310,4 +310,110 @@ class UpdateFunctionTest {
             TreeChecks.verify(env);
         }
     }
+
+    @Test
+    void readsDuringFlushesNeverSeeAnUpdateTwice() throws Exception {
+        java.util.concurrent.atomic.AtomicLong started = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong completed = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        try (Environment env = Environment.open(dir, options())) {
+            Index idx = env.openIndex("t", shape());
+            for (int k = 0; k < 500; k++) {
+                idx.put(key(k), new byte[100]); // other rows, so that the tree has levels to flush into
+            }
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int w = 0; w < 2; w++) {
+                    done.add(pool.submit(() -> {
+                        for (int i = 0; i < 20_000; i++) {
+                            started.incrementAndGet();
+                            idx.update(key(1_000), "add", count(1));
+                            completed.incrementAndGet();
+                        }
+                        return null;
+                    }));
+                }
+                for (int r = 0; r < 2; r++) {
+                    done.add(pool.submit(() -> {
+                        long last = 0;
+                        while (!stop.get()) {
+                            long before = completed.get();
+                            byte[] v = idx.get(key(1_000));
+                            long after = started.get();
+                            long seen = v == null ? 0 : ByteBuffer.wrap(v).getLong();
+                            assertTrue(seen >= before && seen <= after && seen >= last,
+                                    "read " + seen + " with " + before + " to " + after + " increments, after " + last);
+                            last = seen;
+                        }
+                        return null;
+                    }));
+                }
+                done.get(0).get(2, TimeUnit.MINUTES);
+                done.get(1).get(2, TimeUnit.MINUTES);
+                stop.set(true);
+                for (Future<?> f : done) {
+                    f.get(2, TimeUnit.MINUTES);
+                }
+            } finally {
+                stop.set(true);
+                pool.shutdownNow();
+            }
+            assertArrayEquals(count(40_000), idx.get(key(1_000)));
+        }
+    }
+
+    @Test
+    void aFunctionThatThrowsOnAStoredValueChangesNothingAndIsCounted() {
+        try (Environment env = Environment.open(dir, options())) {
+            Index idx = env.openIndex("t", shape());
+            idx.put(key(1), new byte[] {1, 2, 3, 4}); // not a counter: "add" cannot read it
+            idx.update(key(1), "add", count(1)); // its check, on no value, passes
+            assertArrayEquals(new byte[] {1, 2, 3, 4}, idx.get(key(1)), "the call changed nothing");
+            assertTrue(env.failedUpdateCalls() > 0);
+            env.checkpoint(); // flushes meet it too; the environment stays usable
+            idx.update(key(2), "add", count(7));
+            assertArrayEquals(count(7), idx.get(key(2)));
+        }
+        try (Environment env = Environment.open(dir, options())) {
+            assertArrayEquals(new byte[] {1, 2, 3, 4}, env.openIndex("t", shape()).get(key(1)));
+        }
+    }
+
+    @Test
+    void readersGetTheirOwnCopyOfWhatAFunctionReturns() {
+        byte[] constant = text("same");
+        EnvironmentOptions o = options().updateFunction("constant", (key, old, argument) -> constant);
+        try (Environment env = Environment.open(dir, o)) {
+            Index idx = env.openIndex("t", shape());
+            idx.update(key(1), "constant", new byte[0]);
+            byte[] first = idx.get(key(1));
+            first[0] = 'X';
+            assertArrayEquals(text("same"), idx.get(key(1)));
+            assertArrayEquals(text("same"), constant, "the function's array is untouched");
+        }
+        assertThrows(IllegalArgumentException.class,
+                () -> EnvironmentOptions.defaults().updateFunction("f\uD800", ADD), "a lone surrogate");
+    }
+
+    @Test
+    void spilledTransactionsUpdateBlindlyButTheirUpdatesConflictWithOlderPuts() {
+        EnvironmentOptions small = options().transactionMemoryBytes(1024);
+        try (Environment env = Environment.open(dir, small)) {
+            Index idx = env.openIndex("t", shape());
+            try (Transaction a = env.begin(); Transaction b = env.begin(); Transaction older = env.begin()) {
+                idx.put(older, key(5), count(100));
+                for (int k = 0; k < 300; k++) {
+                    idx.update(a, key(k), "add", count(1));
+                    idx.update(b, key(k), "add", count(2));
+                }
+                a.commit();
+                b.commit(); // the same keys, after a's commit: blind, no conflict
+                assertThrows(WriteConflictException.class, older::commit, "a put of a key updated since");
+            }
+            for (int k = 0; k < 300; k++) {
+                assertArrayEquals(count(3), idx.get(key(k)), "key " + k);
+            }
+        }
+    }
 }

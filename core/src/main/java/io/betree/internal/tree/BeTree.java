@@ -305,6 +305,13 @@ public final class BeTree {
         }
         // The root's child list is fixed while the structure lock is held.
         long subtree = root.children.get(i);
+        if (pending.any()) {
+            // Updates in the root: a flush step may move them below between the latches, where
+            // this read would meet them again, and an update applied twice is not harmless as a
+            // put read twice is. Read again, the subtree's latch held from before the root's.
+            store.unpin(root, false);
+            return lookupInOrder(key, snapshotTs, subtree);
+        }
         subtrees.lockShared(subtree);
         try {
             CacheEntry node;
@@ -312,6 +319,38 @@ public final class BeTree {
                 node = store.pinChild(root, i);
             } finally {
                 store.unpin(root, false);
+            }
+            return lookupBelowRoot(node, key, snapshotTs, pending);
+        } finally {
+            subtrees.unlockShared(subtree);
+        }
+    }
+
+    /**
+     * Structure lock held shared: {@link #lookup} with the latch of the root's child {@code subtree}
+     * taken before the root's, as a scan takes them, so that no flush step moves the root's messages
+     * into the subtree while the read goes from one to the other.
+     */
+    private byte[] lookupInOrder(byte[] key, long snapshotTs, long subtree) {
+        PendingUpdates pending = new PendingUpdates(functions, key);
+        subtrees.lockShared(subtree);
+        try {
+            CacheEntry node;
+            rootLatch.readLock().lock();
+            try {
+                InternalNode root = store.pinRoot(rootBlock);
+                try {
+                    int i = root.childFor(key);
+                    byte[] found = findInBuffer(root, i, key, snapshotTs, pending);
+                    if (found != NO_MESSAGE) {
+                        return pending.over(found);
+                    }
+                    node = store.pinChild(root, i);
+                } finally {
+                    store.unpin(root, false);
+                }
+            } finally {
+                rootLatch.readLock().unlock();
             }
             return lookupBelowRoot(node, key, snapshotTs, pending);
         } finally {

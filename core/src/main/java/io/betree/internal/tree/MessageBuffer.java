@@ -442,18 +442,6 @@ public final class MessageBuffer {
     }
 
     /**
-     * Applies the messages with keys in {@code [from, upper)} ({@code upper} null: no bound) that a
-     * snapshot at {@code snapshotTs} sees to {@code view}, the newest of each key: a put stores its
-     * value, a delete stores {@code tombstone}.
-     */
-    void applyRange(byte[] from, byte[] upper, long snapshotTs, java.util.NavigableMap<byte[], byte[]> view,
-            byte[] tombstone) {
-        for (int off : visibleInRange(from, upper, snapshotTs)) {
-            view.put(key(off), type(off) == MessageType.PUT ? value(off) : tombstone);
-        }
-    }
-
-    /**
      * Offsets of the messages with keys in {@code [from, upper)} ({@code upper} null: no bound)
      * that a snapshot at {@code snapshotTs} sees: for each key, the newest message with msn at
      * most {@code snapshotTs}. In key order; tombstones included. Nothing is copied.

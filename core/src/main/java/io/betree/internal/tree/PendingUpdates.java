@@ -27,6 +27,11 @@ final class PendingUpdates {
         lists.add(updateList);
     }
 
+    /** Whether an update was recorded. */
+    boolean any() {
+        return lists != null;
+    }
+
     /** The value after the recorded updates change {@code base} (null: absent); null when absent. */
     byte[] over(byte[] base) {
         if (lists == null) {

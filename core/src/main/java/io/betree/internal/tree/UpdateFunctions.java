@@ -37,6 +37,13 @@ public interface UpdateFunctions {
     /** Whether a function is registered under {@code name}. */
     boolean knows(String name);
 
+    /**
+     * Told that function {@code name} threw {@code failure} on a value of {@code key}: the call then
+     * changed nothing ({@link UpdateList#apply}). Thread-safe; does nothing unless overridden.
+     */
+    default void failed(String name, byte[] key, RuntimeException failure) {
+    }
+
     /** The failure of a message that names a function nobody registered. */
     static BetreeException unknown(String name) {
         return new BetreeException("no update function is registered under the name \"" + name

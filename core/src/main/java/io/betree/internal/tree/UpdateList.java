@@ -1,6 +1,10 @@
 package io.betree.internal.tree;
 
+import io.betree.internal.fault.BetreeException;
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,11 +38,7 @@ public final class UpdateList {
      * @throws IllegalArgumentException if the name is empty or too long, or the list is full
      */
     public static byte[] append(byte[] list, String name, byte[] argument) {
-        byte[] n = name.getBytes(StandardCharsets.UTF_8);
-        if (n.length == 0 || n.length > MAX_NAME_BYTES) {
-            throw new IllegalArgumentException("an update function's name takes 1 to " + MAX_NAME_BYTES
-                    + " bytes of UTF-8, not " + n.length);
-        }
+        byte[] n = nameBytes(name);
         int calls = list == null ? 0 : count(list);
         if (calls == MAX_CALLS) {
             throw new IllegalArgumentException("a key takes at most " + MAX_CALLS + " updates in one transaction");
@@ -55,6 +55,29 @@ public final class UpdateList {
         return out.array();
     }
 
+    /**
+     * The UTF-8 bytes of a function's name.
+     *
+     * @throws IllegalArgumentException if the name is empty, longer than {@link #MAX_NAME_BYTES}
+     *     bytes, or not well-formed text (a lone surrogate would be stored as another name)
+     */
+    public static byte[] nameBytes(String name) {
+        ByteBuffer encoded;
+        try {
+            encoded = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).encode(CharBuffer.wrap(name));
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("an update function's name must be well-formed Unicode: " + e);
+        }
+        byte[] n = new byte[encoded.remaining()];
+        encoded.get(n);
+        if (n.length == 0 || n.length > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("an update function's name takes 1 to " + MAX_NAME_BYTES
+                    + " bytes of UTF-8, not " + n.length);
+        }
+        return n;
+    }
+
     /** The number of calls in {@code list}. */
     public static int count(byte[] list) {
         return ((list[0] & 0xff) << 8) | (list[1] & 0xff);
@@ -62,10 +85,12 @@ public final class UpdateList {
 
     /**
      * The value of {@code key} after the calls of {@code list}, in order, starting from {@code base}
-     * (null: absent); null when the key ends up absent.
+     * (null: absent); null when the key ends up absent. A call whose function throws changes
+     * nothing, and {@link UpdateFunctions#failed} is told: the call runs where the update meets the
+     * value (a flush, a read, a scan), long after its commit, which cannot fail any more, and every
+     * one of those places must agree on the value.
      *
      * @throws io.betree.internal.fault.BetreeException if a call names no registered function
-     * @throws RuntimeException whatever a function throws
      */
     public static byte[] apply(UpdateFunctions functions, byte[] key, byte[] base, byte[] list) {
         ByteBuffer in = ByteBuffer.wrap(list);
@@ -76,7 +101,14 @@ public final class UpdateList {
             in.get(n);
             byte[] argument = new byte[in.getInt()];
             in.get(argument);
-            value = functions.apply(new String(n, StandardCharsets.UTF_8), key, value, argument);
+            String name = new String(n, StandardCharsets.UTF_8);
+            try {
+                value = functions.apply(name, key, value, argument);
+            } catch (BetreeException unknown) {
+                throw unknown; // an environment opened without the function: not the function's failure
+            } catch (RuntimeException e) {
+                functions.failed(name, key, e);
+            }
         }
         return value;
     }

@@ -17,10 +17,8 @@ final class SegmentHeader {
 
     /** Bytes of the header; the first record starts right after it. */
     static final int SIZE = 32;
-    /** Current format version: 2 lets commit records hold updates (op code 3). */
-    static final int VERSION = 2;
-    /** The oldest format version read: version 1 differs only in holding no updates. */
-    static final int OLDEST_VERSION = 1;
+    /** Current format version. */
+    static final int VERSION = 1;
 
     private static final byte[] MAGIC = "BeTreeWL".getBytes(StandardCharsets.US_ASCII);
     private static final int CRC_OFFSET = 28;
@@ -63,7 +61,7 @@ final class SegmentHeader {
             throw new BetreeException("log segment " + file + " has format version " + version
                     + "; this betree reads version " + VERSION + ": upgrade betree");
         }
-        if (version < OLDEST_VERSION || h.getInt(12) != SIZE || h.getInt(24) != 0) {
+        if (version != VERSION || h.getInt(12) != SIZE || h.getInt(24) != 0) {
             throw new CorruptionException(file, "segment header has impossible fields (version " + version
                     + ", length " + h.getInt(12) + ")");
         }

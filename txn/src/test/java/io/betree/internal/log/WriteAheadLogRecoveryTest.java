@@ -257,7 +257,7 @@ class WriteAheadLogRecoveryTest {
         assertTrue(misnamed.getMessage().contains("file name says 4096"), misnamed.getMessage());
 
         ByteBuffer newer = ByteBuffer.allocate(SegmentHeader.SIZE).put("BeTreeWL".getBytes(StandardCharsets.US_ASCII))
-                .putInt(SegmentHeader.VERSION + 1).putInt(SegmentHeader.SIZE).putLong(4096).putInt(0);
+                .putInt(2).putInt(SegmentHeader.SIZE).putLong(4096).putInt(0);
         CRC32C crc = new CRC32C();
         crc.update(newer.array(), 0, 28);
         newer.putInt((int) crc.getValue());
