@@ -149,7 +149,8 @@ public final class Index {
     /**
      * As {@link #update(byte[], String, byte[])}, within {@code txn}: reads in {@code txn} see it at
      * once. Blind, so it never fails for a write conflict; an update of a key {@code txn} put or
-     * deleted before is folded into that write at once. Updates of a key {@code txn} did not write
+     * deleted before is applied to that value at once, and what the function throws then reaches
+     * the caller, {@code txn} unchanged. Updates of a key {@code txn} did not write
      * otherwise commit as one message holding every call: at most 65,535 of them, and
      * {@link #MAX_VALUE_BYTES} of function names and arguments together.
      *
@@ -182,6 +183,14 @@ public final class Index {
         }
         env.functions().apply(function, key.clone(), null, argument.clone());
         return longer;
+    }
+
+    /**
+     * What {@code function} makes of {@code base} (null: absent) with {@code argument}, a copy; null
+     * when it deletes. What the function throws reaches the caller.
+     */
+    byte[] callNow(byte[] key, byte[] base, String function, byte[] argument) {
+        return env.functions().apply(function, key.clone(), base, argument.clone());
     }
 
     /** The value {@code updateList} makes of {@code base} (null: absent) for {@code key}; null when absent. */

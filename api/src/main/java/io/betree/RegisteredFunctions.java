@@ -33,7 +33,7 @@ final class RegisteredFunctions implements UpdateFunctions {
     }
 
     @Override
-    public void failed(String name, byte[] key, RuntimeException failure) {
+    public void failed(String name, byte[] key, Throwable failure) {
         failedCalls.incrementAndGet();
     }
 

@@ -213,9 +213,10 @@ public final class Transaction implements AutoCloseable {
         byte[] list = ownUpdates(index, key);
         byte[] own = list == null ? ownWrite(index, key) : null;
         if (own != null) {
-            byte[] call = index.checkedCall(key, function, argument, null);
-            byte[] value = index.applyUpdates(key, own == DELETED ? null : own, call);
-            store(index, key, value == null ? DELETED : value.clone(), false);
+            index.checkedCall(key, function, argument, null);
+            // Not yet committed, and the caller is here: what the function throws reaches it.
+            byte[] value = index.callNow(key, own == DELETED ? null : own, function, argument);
+            store(index, key, value == null ? DELETED : value, false);
         } else {
             store(index, key, index.checkedCall(key, function, argument, list), true);
         }

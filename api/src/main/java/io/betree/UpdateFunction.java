@@ -12,7 +12,8 @@ package io.betree;
  * committed, and again after a restart), must not modify its arguments, and must be thread-safe.
  * It must accept every old value it can meet, null included. An update calls it once at the call
  * with a null old value, to check the argument: an exception there fails the update and changes
- * nothing. An exception thrown later, on a real old value, cannot fail the update any more (it
+ * nothing; so does one thrown on the value a transaction itself put, to which its update is applied
+ * at once. An exception thrown later, on a real old value, cannot fail the update any more (it
  * committed): that call then changes nothing, wherever the update meets the value, and
  * {@link Environment#failedUpdateCalls} counts it. So does a result longer than
  * {@link Index#MAX_VALUE_BYTES}.

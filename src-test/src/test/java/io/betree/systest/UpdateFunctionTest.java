@@ -371,6 +371,13 @@ class UpdateFunctionTest {
             idx.update(key(1), "add", count(1)); // its check, on no value, passes
             assertArrayEquals(new byte[] {1, 2, 3, 4}, idx.get(key(1)), "the call changed nothing");
             assertTrue(env.failedUpdateCalls() > 0);
+            try (Transaction txn = env.begin()) {
+                idx.put(txn, key(3), new byte[] {9});
+                assertThrows(java.nio.BufferUnderflowException.class, () -> idx.update(txn, key(3), "add", count(1)),
+                        "applied at once to the transaction's own value: the caller hears of it");
+                assertArrayEquals(new byte[] {9}, idx.get(txn, key(3)), "and the transaction is unchanged");
+                txn.commit();
+            }
             env.checkpoint(); // flushes meet it too; the environment stays usable
             idx.update(key(2), "add", count(7));
             assertArrayEquals(count(7), idx.get(key(2)));

@@ -281,6 +281,7 @@ public final class BeTree {
         PendingUpdates pending = new PendingUpdates(functions, key);
         InternalNode root;
         int i;
+        byte[] found;
         rootLatch.readLock().lock();
         try {
             // The root's buffers change under writers: read the root's answer under the latch,
@@ -290,11 +291,8 @@ public final class BeTree {
             boolean answered = true;
             try {
                 i = root.childFor(key);
-                byte[] found = findInBuffer(root, i, key, snapshotTs, pending);
-                if (found != NO_MESSAGE) {
-                    return pending.over(found);
-                }
-                answered = false;
+                found = findInBuffer(root, i, key, snapshotTs, pending);
+                answered = found != NO_MESSAGE;
             } finally {
                 if (answered) {
                     store.unpin(root, false); // found, or failed: the root's pin ends here
@@ -302,6 +300,9 @@ public final class BeTree {
             }
         } finally {
             rootLatch.readLock().unlock();
+        }
+        if (found != NO_MESSAGE) {
+            return pending.over(found); // update functions run outside the root latch, which writers wait for
         }
         // The root's child list is fixed while the structure lock is held.
         long subtree = root.children.get(i);
@@ -329,28 +330,38 @@ public final class BeTree {
     /**
      * Structure lock held shared: {@link #lookup} with the latch of the root's child {@code subtree}
      * taken before the root's, as a scan takes them, so that no flush step moves the root's messages
-     * into the subtree while the read goes from one to the other.
+     * into the subtree while the read goes from one to the other. The root latch is held only while
+     * the root's buffer is read: the child is pinned (maybe read from disk) and the functions run
+     * without it, as writers wait for it.
      */
     private byte[] lookupInOrder(byte[] key, long snapshotTs, long subtree) {
         PendingUpdates pending = new PendingUpdates(functions, key);
         subtrees.lockShared(subtree);
         try {
-            CacheEntry node;
+            InternalNode root;
+            int i;
+            byte[] found;
             rootLatch.readLock().lock();
             try {
-                InternalNode root = store.pinRoot(rootBlock);
+                root = store.pinRoot(rootBlock);
                 try {
-                    int i = root.childFor(key);
-                    byte[] found = findInBuffer(root, i, key, snapshotTs, pending);
-                    if (found != NO_MESSAGE) {
-                        return pending.over(found);
-                    }
-                    node = store.pinChild(root, i);
-                } finally {
+                    i = root.childFor(key);
+                    found = findInBuffer(root, i, key, snapshotTs, pending);
+                } catch (RuntimeException | Error e) {
                     store.unpin(root, false);
+                    throw e;
                 }
             } finally {
                 rootLatch.readLock().unlock();
+            }
+            CacheEntry node;
+            try {
+                if (found != NO_MESSAGE) {
+                    return pending.over(found);
+                }
+                node = store.pinChild(root, i);
+            } finally {
+                store.unpin(root, false);
             }
             return lookupBelowRoot(node, key, snapshotTs, pending);
         } finally {

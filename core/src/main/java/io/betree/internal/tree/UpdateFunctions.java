@@ -41,7 +41,7 @@ public interface UpdateFunctions {
      * Told that function {@code name} threw {@code failure} on a value of {@code key}: the call then
      * changed nothing ({@link UpdateList#apply}). Thread-safe; does nothing unless overridden.
      */
-    default void failed(String name, byte[] key, RuntimeException failure) {
+    default void failed(String name, byte[] key, Throwable failure) {
     }
 
     /** The failure of a message that names a function nobody registered. */

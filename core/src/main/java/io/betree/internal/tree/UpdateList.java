@@ -1,6 +1,5 @@
 package io.betree.internal.tree;
 
-import io.betree.internal.fault.BetreeException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -102,11 +101,14 @@ public final class UpdateList {
             byte[] argument = new byte[in.getInt()];
             in.get(argument);
             String name = new String(n, StandardCharsets.UTF_8);
+            if (!functions.knows(name)) {
+                throw UpdateFunctions.unknown(name); // an environment opened without it: not the function's failure
+            }
             try {
                 value = functions.apply(name, key, value, argument);
-            } catch (BetreeException unknown) {
-                throw unknown; // an environment opened without the function: not the function's failure
-            } catch (RuntimeException e) {
+            } catch (Exception | StackOverflowError | AssertionError | LinkageError e) {
+                // Whatever the function's own code throws, a checked exception thrown sneakily
+                // included; not a want of memory, which is the process's, not the call's.
                 functions.failed(name, key, e);
             }
         }
