@@ -262,10 +262,11 @@ public final class Basement extends CacheEntry {
      * quarter).
      *
      * <p>An {@link MessageType#UPDATE} message becomes the row its functions make of the key's value
-     * before it, worked out first ({@link #updatedValues}), so that the pass below writes it as a
-     * put (or a delete, when the functions return null).
+     * before it, worked out first ({@link BasementUpdates#updatedValues}), so that the pass below
+     * writes it as a put (or a delete, when the functions return null).
      *
-     * @throws RuntimeException what an update function throws (the basement is then unchanged)
+     * @throws io.betree.internal.fault.BetreeException if an update names no registered function
+     *     (the basement is then unchanged)
      */
     void apply(MessageBuffer messages, int from, int to, long horizon, UpdateFunctions functions) {
         long extra = 0;
@@ -277,7 +278,7 @@ public final class Basement extends CacheEntry {
         }
         byte[][] updated = null;
         if (updates) {
-            updated = updatedValues(messages, from, to, functions);
+            updated = BasementUpdates.updatedValues(this, messages, from, to, functions);
             for (byte[] v : updated) {
                 extra += v == null ? 0 : v.length;
             }
@@ -423,45 +424,8 @@ public final class Basement extends CacheEntry {
                 messages.valueLength(koff), type == MessageType.DELETE, messages.msn(koff));
     }
 
-    /**
-     * The values the update messages among {@code [from, to)} of {@code messages}' sorted order give
-     * their keys, by position from {@code from} (null where a message is not an update, or where
-     * its functions deleted the key). Each key's messages are applied oldest first to its newest
-     * row: every message is newer than every row.
-     */
-    private byte[][] updatedValues(MessageBuffer messages, int from, int to, UpdateFunctions functions) {
-        byte[][] updated = new byte[to - from][];
-        int m = from;
-        while (m < to) {
-            int mEnd = m + 1;
-            boolean updates = messages.type(messages.sortedOffset(m)) == MessageType.UPDATE;
-            while (mEnd < to && messages.sameKeyAt(m, mEnd)) {
-                updates |= messages.type(messages.sortedOffset(mEnd)) == MessageType.UPDATE;
-                mEnd++;
-            }
-            if (updates) {
-                byte[] key = messages.key(messages.sortedOffset(m));
-                byte[] value = newestValue(key);
-                for (int k = m; k < mEnd; k++) {
-                    int koff = messages.sortedOffset(k);
-                    byte type = messages.type(koff);
-                    if (type == MessageType.PUT) {
-                        value = messages.value(koff);
-                    } else if (type == MessageType.DELETE) {
-                        value = null;
-                    } else {
-                        value = UpdateList.apply(functions, key, value, messages.value(koff));
-                        updated[k - from] = value;
-                    }
-                }
-            }
-            m = mEnd;
-        }
-        return updated;
-    }
-
     /** The value of {@code key}'s newest row, or null when it has none or that row is a tombstone. */
-    private byte[] newestValue(byte[] key) {
+    byte[] newestValue(byte[] key) {
         int pos = lowerBound(key);
         if (pos == count || compareKey(pos, key) != 0) {
             return null;
@@ -482,7 +446,7 @@ public final class Basement extends CacheEntry {
         final ByteBuffer view;
         final ByteBuffer indexView;
         final long horizon;
-        /** The values of the update messages applied, from {@link #updatedValues}; null when none. */
+        /** The values of the update messages applied ({@link BasementUpdates#updatedValues}); null when none. */
         final byte[][] updated;
         /** The sorted position of the message {@code updated[0]} belongs to. */
         final int updatedFrom;

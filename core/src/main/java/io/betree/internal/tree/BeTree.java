@@ -1,7 +1,6 @@
 package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
-import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.cache.NodeCache;
 import io.betree.internal.fault.EnvironmentFailedException;
 import io.betree.internal.fault.FailureListener;
@@ -49,12 +48,8 @@ public final class BeTree {
      * for them, while a flush applies them once and lets emptied basements and leaves go.
      */
     static final int TOMBSTONES_WORTH_A_FLUSH = 256;
-    /** What {@link #findInBuffer} returns for no message; compared by identity. */
-    private static final byte[] NO_MESSAGE = new byte[0];
 
     private final NodeStore store;
-    /** How often point reads find nothing in their leaf: whether shed key filters are read back. */
-    private final MissShare misses = new MissShare();
     private volatile TreeConfig config;
     private final ReentrantLock writers = new ReentrantLock();
     /** Package access for {@link RootFlusher} and {@link WritePath} only. */
@@ -89,8 +84,10 @@ public final class BeTree {
     private final WritePath writePath;
     private volatile Throwable failure;
     private volatile boolean closed;
-    /** What {@link MessageType#UPDATE} messages call, where reads meet them. */
+    /** What {@link MessageType#UPDATE} messages call, where scans meet them. */
     private final UpdateFunctions functions;
+    /** Point reads. */
+    private final PointRead reads;
 
     private BeTree(NodeStore store, TreeConfig config, MvccHorizon horizon, FailureListener failures, long rootBlock,
             UpdateFunctions functions) {
@@ -99,6 +96,7 @@ public final class BeTree {
         this.rootBlock = rootBlock;
         this.failures = failures;
         this.functions = functions;
+        this.reads = new PointRead(this, store, functions);
         this.reshaper = new Reshaper(store, config, horizon, functions);
         this.flusher = new RootFlusher(this, store, reshaper);
         this.writePath = new WritePath(this, store, reshaper);
@@ -269,168 +267,10 @@ public final class BeTree {
         structure.readLock().lock();
         try {
             checkUsable();
-            return lookup(key, snapshotTs);
+            return reads.lookup(key, snapshotTs);
         } finally {
             structure.readLock().unlock();
             store.awaitRoom();
-        }
-    }
-
-    /** Structure lock held shared. */
-    private byte[] lookup(byte[] key, long snapshotTs) {
-        PendingUpdates pending = new PendingUpdates(functions, key);
-        InternalNode root;
-        int i;
-        byte[] found;
-        rootLatch.readLock().lock();
-        try {
-            // The root's buffers change under writers: read the root's answer under the latch,
-            // then go on below it with the structure lock and the subtree's latch. A flush step
-            // that takes the buffer out meanwhile holds that latch until the messages are below.
-            root = store.pinRoot(rootBlock);
-            boolean answered = true;
-            try {
-                i = root.childFor(key);
-                found = findInBuffer(root, i, key, snapshotTs, pending);
-                answered = found != NO_MESSAGE;
-            } finally {
-                if (answered) {
-                    store.unpin(root, false); // found, or failed: the root's pin ends here
-                }
-            }
-        } finally {
-            rootLatch.readLock().unlock();
-        }
-        if (found != NO_MESSAGE) {
-            return pending.over(found); // update functions run outside the root latch, which writers wait for
-        }
-        // The root's child list is fixed while the structure lock is held.
-        long subtree = root.children.get(i);
-        if (pending.any()) {
-            // Updates in the root: a flush step may move them below between the latches, where
-            // this read would meet them again, and an update applied twice is not harmless as a
-            // put read twice is. Read again, the subtree's latch held from before the root's.
-            store.unpin(root, false);
-            return lookupInOrder(key, snapshotTs, subtree);
-        }
-        subtrees.lockShared(subtree);
-        try {
-            CacheEntry node;
-            try {
-                node = store.pinChild(root, i);
-            } finally {
-                store.unpin(root, false);
-            }
-            return lookupBelowRoot(node, key, snapshotTs, pending);
-        } finally {
-            subtrees.unlockShared(subtree);
-        }
-    }
-
-    /**
-     * Structure lock held shared: {@link #lookup} with the latch of the root's child {@code subtree}
-     * taken before the root's, as a scan takes them, so that no flush step moves the root's messages
-     * into the subtree while the read goes from one to the other. The root latch is held only while
-     * the root's buffer is read: the child is pinned (maybe read from disk) and the functions run
-     * without it, as writers wait for it.
-     */
-    private byte[] lookupInOrder(byte[] key, long snapshotTs, long subtree) {
-        PendingUpdates pending = new PendingUpdates(functions, key);
-        subtrees.lockShared(subtree);
-        try {
-            InternalNode root;
-            int i;
-            byte[] found;
-            rootLatch.readLock().lock();
-            try {
-                root = store.pinRoot(rootBlock);
-                try {
-                    i = root.childFor(key);
-                    found = findInBuffer(root, i, key, snapshotTs, pending);
-                } catch (RuntimeException | Error e) {
-                    store.unpin(root, false);
-                    throw e;
-                }
-            } finally {
-                rootLatch.readLock().unlock();
-            }
-            CacheEntry node;
-            try {
-                if (found != NO_MESSAGE) {
-                    return pending.over(found);
-                }
-                node = store.pinChild(root, i);
-            } finally {
-                store.unpin(root, false);
-            }
-            return lookupBelowRoot(node, key, snapshotTs, pending);
-        } finally {
-            subtrees.unlockShared(subtree);
-        }
-    }
-
-    /**
-     * Structure lock and the subtree's latch held shared: the answer at or below the pinned
-     * {@code node}, which it unpins.
-     */
-    private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs, PendingUpdates pending) {
-        try {
-            while (node instanceof InternalNode) {
-                InternalNode in = (InternalNode) node;
-                int i = in.childFor(key);
-                byte[] found = findInBuffer(in, i, key, snapshotTs, pending);
-                if (found != NO_MESSAGE) {
-                    return pending.over(found);
-                }
-                CacheEntry next = store.pinChild(in, i);
-                store.unpin(node, false);
-                node = next;
-            }
-            LeafNode leaf = (LeafNode) node;
-            int at = leaf.basementFor(key);
-            // Filters the leaf shed are read back only when misses are common: for a hit they cost
-            // a read of about 100 KB on top of the basement's.
-            if ((leaf.filtersHeld() || misses.common()) && !leaf.mayContain(at, KeyFilter.hash(key))) {
-                misses.record(true);
-                return pending.over(null);
-            }
-            Basement b = store.pinBasement(leaf.basements.get(at));
-            try {
-                byte[] found = b.get(key, snapshotTs);
-                misses.record(found == null);
-                return pending.over(found);
-            } finally {
-                store.unpin(b, false);
-            }
-        } finally {
-            store.unpin(node, false);
-        }
-    }
-
-    /**
-     * The newest put or delete of {@code key} a snapshot at {@code snapshotTs} sees in buffer
-     * {@code i} of the pinned {@code node}: the value of a put, null for a delete,
-     * {@link #NO_MESSAGE} when there is none. Updates newer than it go to {@code pending}, newest
-     * first: they apply to what is found here or below.
-     */
-    private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs, PendingUpdates pending) {
-        BufferPartition partition = store.pinBufferIfAny(node, i);
-        if (partition == null) {
-            return NO_MESSAGE;
-        }
-        try {
-            MessageBuffer buffer = partition.buffer();
-            int off = buffer.findNewest(key, snapshotTs);
-            while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
-                pending.add(buffer.value(off));
-                off = buffer.findNewest(key, buffer.msn(off) - 1);
-            }
-            if (off < 0) {
-                return NO_MESSAGE;
-            }
-            return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
-        } finally {
-            store.unpinBuffer(node, i, partition, false);
         }
     }
 

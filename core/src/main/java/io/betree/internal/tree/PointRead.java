@@ -1,0 +1,188 @@
+package io.betree.internal.tree;
+
+import io.betree.internal.cache.CacheEntry;
+
+/**
+ * The point reads of one {@link BeTree}: down from the root, the newest put or delete of the key
+ * that the snapshot sees in the buffers on the way, or else the leaf's filter and basement, with
+ * the updates met above it applied ({@link PendingUpdates}). Locks as {@link BeTree#get} takes them:
+ * the caller holds the tree's structure lock shared; the root latch is held while the root's
+ * buffer is read, the subtree's latch from there down.
+ *
+ * <p>Thread-safe: any number of reads at once.
+ */
+final class PointRead {
+    /** What {@link #findInBuffer} returns for no message; compared by identity. */
+    private static final byte[] NO_MESSAGE = new byte[0];
+
+    private final BeTree tree;
+    private final NodeStore store;
+    /** What update messages call, where reads meet them. */
+    private final UpdateFunctions functions;
+    /** How often point reads find nothing in their leaf: whether shed key filters are read back. */
+    private final MissShare misses = new MissShare();
+
+    PointRead(BeTree tree, NodeStore store, UpdateFunctions functions) {
+        this.tree = tree;
+        this.store = store;
+        this.functions = functions;
+    }
+
+    /** Structure lock held shared. */
+    byte[] lookup(byte[] key, long snapshotTs) {
+        PendingUpdates pending = new PendingUpdates(functions, key);
+        InternalNode root;
+        int i;
+        byte[] found;
+        tree.rootLatch.readLock().lock();
+        try {
+            // The root's buffers change under writers: read the root's answer under the latch,
+            // then go on below it with the structure lock and the subtree's latch. A flush step
+            // that takes the buffer out meanwhile holds that latch until the messages are below.
+            root = store.pinRoot(tree.rootBlock());
+            boolean answered = true;
+            try {
+                i = root.childFor(key);
+                found = findInBuffer(root, i, key, snapshotTs, pending);
+                answered = found != NO_MESSAGE;
+            } finally {
+                if (answered) {
+                    store.unpin(root, false); // found, or failed: the root's pin ends here
+                }
+            }
+        } finally {
+            tree.rootLatch.readLock().unlock();
+        }
+        if (found != NO_MESSAGE) {
+            return pending.over(found); // update functions run outside the root latch, which writers wait for
+        }
+        // The root's child list is fixed while the structure lock is held.
+        long subtree = root.children.get(i);
+        if (pending.any()) {
+            // Updates in the root: a flush step may move them below between the latches, where
+            // this read would meet them again, and an update applied twice is not harmless as a
+            // put read twice is. Read again, the subtree's latch held from before the root's.
+            store.unpin(root, false);
+            return lookupInOrder(key, snapshotTs, subtree);
+        }
+        tree.subtrees.lockShared(subtree);
+        try {
+            CacheEntry node;
+            try {
+                node = store.pinChild(root, i);
+            } finally {
+                store.unpin(root, false);
+            }
+            return lookupBelowRoot(node, key, snapshotTs, pending);
+        } finally {
+            tree.subtrees.unlockShared(subtree);
+        }
+    }
+
+    /**
+     * Structure lock held shared: {@link #lookup} with the latch of the root's child {@code subtree}
+     * taken before the root's, as a scan takes them, so that no flush step moves the root's messages
+     * into the subtree while the read goes from one to the other. The root latch is held only while
+     * the root's buffer is read: the child is pinned (maybe read from disk) and the functions run
+     * without it, as writers wait for it.
+     */
+    private byte[] lookupInOrder(byte[] key, long snapshotTs, long subtree) {
+        PendingUpdates pending = new PendingUpdates(functions, key);
+        tree.subtrees.lockShared(subtree);
+        try {
+            InternalNode root;
+            int i;
+            byte[] found;
+            tree.rootLatch.readLock().lock();
+            try {
+                root = store.pinRoot(tree.rootBlock());
+                try {
+                    i = root.childFor(key);
+                    found = findInBuffer(root, i, key, snapshotTs, pending);
+                } catch (RuntimeException | Error e) {
+                    store.unpin(root, false);
+                    throw e;
+                }
+            } finally {
+                tree.rootLatch.readLock().unlock();
+            }
+            CacheEntry node;
+            try {
+                if (found != NO_MESSAGE) {
+                    return pending.over(found);
+                }
+                node = store.pinChild(root, i);
+            } finally {
+                store.unpin(root, false);
+            }
+            return lookupBelowRoot(node, key, snapshotTs, pending);
+        } finally {
+            tree.subtrees.unlockShared(subtree);
+        }
+    }
+
+    /**
+     * Structure lock and the subtree's latch held shared: the answer at or below the pinned
+     * {@code node}, which it unpins.
+     */
+    private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs, PendingUpdates pending) {
+        try {
+            while (node instanceof InternalNode) {
+                InternalNode in = (InternalNode) node;
+                int i = in.childFor(key);
+                byte[] found = findInBuffer(in, i, key, snapshotTs, pending);
+                if (found != NO_MESSAGE) {
+                    return pending.over(found);
+                }
+                CacheEntry next = store.pinChild(in, i);
+                store.unpin(node, false);
+                node = next;
+            }
+            LeafNode leaf = (LeafNode) node;
+            int at = leaf.basementFor(key);
+            // Filters the leaf shed are read back only when misses are common: for a hit they cost
+            // a read of about 100 KB on top of the basement's.
+            if ((leaf.filtersHeld() || misses.common()) && !leaf.mayContain(at, KeyFilter.hash(key))) {
+                misses.record(true);
+                return pending.over(null);
+            }
+            Basement b = store.pinBasement(leaf.basements.get(at));
+            try {
+                byte[] found = b.get(key, snapshotTs);
+                misses.record(found == null);
+                return pending.over(found);
+            } finally {
+                store.unpin(b, false);
+            }
+        } finally {
+            store.unpin(node, false);
+        }
+    }
+
+    /**
+     * The newest put or delete of {@code key} a snapshot at {@code snapshotTs} sees in buffer
+     * {@code i} of the pinned {@code node}: the value of a put, null for a delete,
+     * {@link #NO_MESSAGE} when there is none. Updates newer than it go to {@code pending}, newest
+     * first: they apply to what is found here or below.
+     */
+    private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs, PendingUpdates pending) {
+        BufferPartition partition = store.pinBufferIfAny(node, i);
+        if (partition == null) {
+            return NO_MESSAGE;
+        }
+        try {
+            MessageBuffer buffer = partition.buffer();
+            int off = buffer.findNewest(key, snapshotTs);
+            while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
+                pending.add(buffer.value(off));
+                off = buffer.findNewest(key, buffer.msn(off) - 1);
+            }
+            if (off < 0) {
+                return NO_MESSAGE;
+            }
+            return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+        } finally {
+            store.unpinBuffer(node, i, partition, false);
+        }
+    }
+}
