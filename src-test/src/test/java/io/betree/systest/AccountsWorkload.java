@@ -6,6 +6,7 @@ import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.IndexOptions;
 import io.betree.Transaction;
+import io.betree.UpdateFunction;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -20,8 +21,10 @@ import java.util.TreeMap;
  * A deterministic multi-index workload for crash and fault tests. Transaction number {@code seq}
  * (1, 2, 3, ...) touches one to three rows of the primary index {@code accounts} (key: the 8-byte
  * id; value: {@link Row}, which records the seq of its last writer), keeps the secondary index
- * {@code by_owner} (key: 9-byte owner name + id; value: id) in step, and sets the row {@code last}
- * of the index {@code meta} to {@code seq}. What a transaction does depends only on the seed, its
+ * {@code by_owner} (key: 9-byte owner name + id; value: id) in step, sets the row {@code last}
+ * of the index {@code meta} to {@code seq}, and adds one to its row {@code commits} with an update
+ * function ({@link #ADD}), blind: after any committed prefix the two are equal, so an update lost,
+ * torn from its transaction or applied twice by recovery shows. What a transaction does depends only on the seed, its
  * seq and the state the previous transactions left, so a {@link Model} can recompute the exact state
  * after any number of commits, and a restarted process can carry on where the data ends.
  */
@@ -30,6 +33,10 @@ final class AccountsWorkload {
     static final String BY_OWNER = "by_owner";
     static final String META = "meta";
     static final byte[] LAST = "last".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] COMMITS = "commits".getBytes(StandardCharsets.US_ASCII);
+    /** Adds an 8-byte count to an 8-byte value, an absent one counting as 0. */
+    static final UpdateFunction ADD = (key, old, argument) -> ByteBuffer.allocate(8)
+            .putLong((old == null ? 0 : ByteBuffer.wrap(old).getLong()) + ByteBuffer.wrap(argument).getLong()).array();
     static final int OWNER_BYTES = 9;
 
     final long seed;
@@ -51,7 +58,8 @@ final class AccountsWorkload {
 
     /** Options for crash tests: smallest cache, 1 MiB log segments (so segments roll and are deleted). */
     static EnvironmentOptions options() {
-        return EnvironmentOptions.defaults().cacheBytes(16L << 20).logSegmentBytes(1L << 20);
+        return EnvironmentOptions.defaults().cacheBytes(16L << 20).logSegmentBytes(1L << 20)
+                .updateFunction("add", ADD);
     }
 
     /** The workload's three indexes in one environment. */
@@ -164,6 +172,7 @@ final class AccountsWorkload {
             }
         }
         ix.meta().put(txn, LAST, seqBytes(seq));
+        ix.meta().update(txn, COMMITS, "add", seqBytes(1));
     }
 
     /** Runs and commits transaction {@code seq}. */
@@ -341,17 +350,26 @@ final class AccountsWorkload {
             }
             byte[] last = ix.meta().get(txn, LAST);
             s.last = last == null ? 0 : ByteBuffer.wrap(last).getLong();
+            byte[] commits = ix.meta().get(txn, COMMITS);
+            long counted = commits == null ? 0 : ByteBuffer.wrap(commits).getLong();
+            if (counted != s.last) {
+                throw new AssertionError("meta.commits, one update per commit, is " + counted + " where meta.last is "
+                        + s.last);
+            }
             int metaRows = 0;
             try (Cursor c = ix.meta().scan(txn, null, null)) {
                 while (c.next()) {
                     metaRows++;
-                    if (!Arrays.equals(LAST, c.key()) || !Arrays.equals(last, c.value())) {
+                    boolean isLast = Arrays.equals(LAST, c.key()) && Arrays.equals(last, c.value());
+                    boolean isCommits = Arrays.equals(COMMITS, c.key()) && Arrays.equals(commits, c.value());
+                    if (!isLast && !isCommits) {
                         throw new AssertionError("unexpected meta row " + new String(c.key(), StandardCharsets.UTF_8));
                     }
                 }
             }
-            if (metaRows != (last == null ? 0 : 1)) {
-                throw new AssertionError("meta scan found " + metaRows + " rows, get says " + (last == null ? 0 : 1));
+            int expectedRows = (last == null ? 0 : 1) + (commits == null ? 0 : 1);
+            if (metaRows != expectedRows) {
+                throw new AssertionError("meta scan found " + metaRows + " rows, gets say " + expectedRows);
             }
         }
         return s;
