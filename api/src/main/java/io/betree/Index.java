@@ -111,15 +111,14 @@ public final class Index {
         checkKey(key);
         txn.checkOwner(env);
         txn.checkActive();
-        byte[] updates = txn.ownUpdates(this, key);
-        if (updates != null) {
-            return applyUpdates(key, read(key, txn.snapshotTs()), updates);
+        Transaction.OwnWrite own = txn.ownWrite(this, key);
+        if (own == null) {
+            return read(key, txn.snapshotTs());
         }
-        byte[] own = txn.ownWrite(this, key);
-        if (own != null) {
-            return own == Transaction.DELETED ? null : own.clone();
+        if (own.updateList()) {
+            return applyUpdates(key, read(key, txn.snapshotTs()), own.value());
         }
-        return read(key, txn.snapshotTs());
+        return own.value() == Transaction.DELETED ? null : own.value().clone();
     }
 
 

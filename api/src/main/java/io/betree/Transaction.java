@@ -210,15 +210,14 @@ public final class Transaction implements AutoCloseable {
      * the key's list of updates, which commits as one update message.
      */
     void update(Index index, byte[] key, String function, byte[] argument) {
-        byte[] list = ownUpdates(index, key);
-        byte[] own = list == null ? ownWrite(index, key) : null;
-        if (own != null) {
+        OwnWrite own = ownWrite(index, key);
+        if (own != null && !own.updateList()) {
             index.checkedCall(key, function, argument, null);
             // Not yet committed, and the caller is here: what the function throws reaches it.
-            byte[] value = index.callNow(key, own == DELETED ? null : own, function, argument);
+            byte[] value = index.callNow(key, own.value() == DELETED ? null : own.value(), function, argument);
             store(index, key, value == null ? DELETED : value, false);
         } else {
-            store(index, key, index.checkedCall(key, function, argument, list), true);
+            store(index, key, index.checkedCall(key, function, argument, own == null ? null : own.value()), true);
         }
     }
 
@@ -254,45 +253,34 @@ public final class Transaction implements AutoCloseable {
         }
     }
 
-    /** The transaction's own latest write of {@code key} to {@code index} ({@link #DELETED} for a delete), or null. */
-    byte[] ownWrite(Index index, byte[] key) {
-        WriteSet own = writes.get(index);
-        byte[] latest = own == null ? null : own.get(key);
-        if (latest != null) {
-            return updateLists.contains(latest) ? null : latest;
-        }
-        Op op = spilledOp(index, key);
-        if (op == null || op.type() == CommitRecord.UPDATE) {
-            return null;
-        }
-        return op.value() == null ? DELETED : op.value();
-    }
-
     /**
-     * The transaction's updates of {@code key} in {@code index} that wait for the key's committed
-     * value (an {@link io.betree.internal.tree.UpdateList}), or null when its latest own write of the
-     * key is not such a list, or there is none.
+     * The transaction's own latest write of a key: {@code value} is the value, {@link #DELETED} for a
+     * delete, or, when {@code updateList}, the {@link io.betree.internal.tree.UpdateList} of its
+     * updates of a key it did not write otherwise, which wait for the key's committed value.
      */
-    byte[] ownUpdates(Index index, byte[] key) {
+    record OwnWrite(byte[] value, boolean updateList) {
+    }
+
+    /** The transaction's own latest write of {@code key} to {@code index} (on the heap, else spilled), or null. */
+    OwnWrite ownWrite(Index index, byte[] key) {
         WriteSet own = writes.get(index);
         byte[] latest = own == null ? null : own.get(key);
         if (latest != null) {
-            return updateLists.contains(latest) ? latest : null;
+            return new OwnWrite(latest, updateLists.contains(latest));
         }
-        Op op = spilledOp(index, key);
-        return op != null && op.type() == CommitRecord.UPDATE ? op.value() : null;
-    }
-
-    /** The latest spilled write of {@code key} in {@code index}, or null. */
-    private Op spilledOp(Index index, byte[] key) {
         if (spilled == null) {
             return null;
         }
+        Op op;
         try {
-            return spilled.lookup(index.id(), key);
+            op = spilled.lookup(index.id(), key);
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }
+        if (op == null) {
+            return null;
+        }
+        return new OwnWrite(op.value() == null ? DELETED : op.value(), op.type() == CommitRecord.UPDATE);
     }
 
     /**

@@ -14,6 +14,8 @@ import io.betree.internal.cache.CacheEntry;
 final class PointRead {
     /** What {@link #findInBuffer} returns for no message; compared by identity. */
     private static final byte[] NO_MESSAGE = new byte[0];
+    /** For {@link #lookup}: no subtree latch is held yet. Block numbers are never negative. */
+    private static final long NO_SUBTREE = -1;
 
     private final BeTree tree;
     private final NodeStore store;
@@ -30,42 +32,48 @@ final class PointRead {
 
     /** Structure lock held shared. */
     byte[] lookup(byte[] key, long snapshotTs) {
+        return lookup(key, snapshotTs, NO_SUBTREE);
+    }
+
+    /**
+     * Structure lock held shared, and the latch of the root's child {@code heldSubtree} unless it is
+     * {@link #NO_SUBTREE}. The root's buffers change under writers: the root's answer is read under
+     * the root latch, and the read goes on below with the subtree's latch. Without that latch held
+     * first, a flush step may take the root's buffer below between the two (it holds the subtree's
+     * latch until the messages are below): a put or delete read twice is harmless, an update applied
+     * twice is not, so a read that meets updates in the root reads again with the subtree's latch
+     * taken before the root's, as a scan takes them. The root latch, which writers wait for, is held
+     * only while the root's buffer is read: the child is pinned (maybe from disk) and the functions
+     * run without it.
+     */
+    private byte[] lookup(byte[] key, long snapshotTs, long heldSubtree) {
         PendingUpdates pending = new PendingUpdates(functions, key);
         InternalNode root;
         int i;
         byte[] found;
         tree.rootLatch.readLock().lock();
         try {
-            // The root's buffers change under writers: read the root's answer under the latch,
-            // then go on below it with the structure lock and the subtree's latch. A flush step
-            // that takes the buffer out meanwhile holds that latch until the messages are below.
             root = store.pinRoot(tree.rootBlock());
-            boolean answered = true;
             try {
                 i = root.childFor(key);
                 found = findInBuffer(root, i, key, snapshotTs, pending);
-                answered = found != NO_MESSAGE;
-            } finally {
-                if (answered) {
-                    store.unpin(root, false); // found, or failed: the root's pin ends here
-                }
+            } catch (RuntimeException | Error e) {
+                store.unpin(root, false);
+                throw e;
             }
         } finally {
             tree.rootLatch.readLock().unlock();
         }
-        if (found != NO_MESSAGE) {
-            return pending.over(found); // update functions run outside the root latch, which writers wait for
-        }
         // The root's child list is fixed while the structure lock is held.
         long subtree = root.children.get(i);
-        if (pending.any()) {
-            // Updates in the root: a flush step may move them below between the latches, where
-            // this read would meet them again, and an update applied twice is not harmless as a
-            // put read twice is. Read again, the subtree's latch held from before the root's.
+        boolean readAgain = found == NO_MESSAGE && pending.any() && heldSubtree == NO_SUBTREE;
+        if (found != NO_MESSAGE || readAgain) {
             store.unpin(root, false);
-            return lookupInOrder(key, snapshotTs, subtree);
+            return readAgain ? lookupHolding(key, snapshotTs, subtree) : pending.over(found);
         }
-        tree.subtrees.lockShared(subtree);
+        if (heldSubtree == NO_SUBTREE) {
+            tree.subtrees.lockShared(subtree);
+        }
         try {
             CacheEntry node;
             try {
@@ -75,47 +83,17 @@ final class PointRead {
             }
             return lookupBelowRoot(node, key, snapshotTs, pending);
         } finally {
-            tree.subtrees.unlockShared(subtree);
+            if (heldSubtree == NO_SUBTREE) {
+                tree.subtrees.unlockShared(subtree);
+            }
         }
     }
 
-    /**
-     * Structure lock held shared: {@link #lookup} with the latch of the root's child {@code subtree}
-     * taken before the root's, as a scan takes them, so that no flush step moves the root's messages
-     * into the subtree while the read goes from one to the other. The root latch is held only while
-     * the root's buffer is read: the child is pinned (maybe read from disk) and the functions run
-     * without it, as writers wait for it.
-     */
-    private byte[] lookupInOrder(byte[] key, long snapshotTs, long subtree) {
-        PendingUpdates pending = new PendingUpdates(functions, key);
+    /** {@link #lookup} with the latch of the root's child {@code subtree} taken first. */
+    private byte[] lookupHolding(byte[] key, long snapshotTs, long subtree) {
         tree.subtrees.lockShared(subtree);
         try {
-            InternalNode root;
-            int i;
-            byte[] found;
-            tree.rootLatch.readLock().lock();
-            try {
-                root = store.pinRoot(tree.rootBlock());
-                try {
-                    i = root.childFor(key);
-                    found = findInBuffer(root, i, key, snapshotTs, pending);
-                } catch (RuntimeException | Error e) {
-                    store.unpin(root, false);
-                    throw e;
-                }
-            } finally {
-                tree.rootLatch.readLock().unlock();
-            }
-            CacheEntry node;
-            try {
-                if (found != NO_MESSAGE) {
-                    return pending.over(found);
-                }
-                node = store.pinChild(root, i);
-            } finally {
-                store.unpin(root, false);
-            }
-            return lookupBelowRoot(node, key, snapshotTs, pending);
+            return lookup(key, snapshotTs, subtree);
         } finally {
             tree.subtrees.unlockShared(subtree);
         }

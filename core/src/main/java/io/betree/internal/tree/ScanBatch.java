@@ -200,11 +200,14 @@ public final class ScanBatch {
             MessageBuffer b = buffers.get(level);
             for (int off : b.visibleInRange(from, limit, snapshotTs)) {
                 byte type = b.type(off);
-                map.put(b.key(off), type == MessageType.PUT ? b.value(off) : type == MessageType.UPDATE ? UPDATED : TOMBSTONE);
+                map.put(b.key(off), type == MessageType.PUT ? b.value(off)
+                        : type == MessageType.UPDATE ? UPDATED : TOMBSTONE);
             }
         }
         for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
-            if (e.getValue() == UPDATED) {
+            byte[] mine = own.get(e.getKey());
+            // Worked out unless the transaction's own put or delete of the key replaces it below.
+            if (e.getValue() == UPDATED && (mine == null || overlay.isUpdateList(mine))) {
                 e.setValue(updates.resolve(e.getKey()));
             }
         }
