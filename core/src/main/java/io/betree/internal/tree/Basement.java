@@ -427,11 +427,12 @@ public final class Basement extends CacheEntry {
     /** The value of {@code key}'s newest row, or null when it has none or that row is a tombstone. */
     byte[] newestValue(byte[] key) {
         int pos = lowerBound(key);
-        if (pos == count || compareKey(pos, key) != 0) {
-            return null;
-        }
-        int off = offset(pos);
-        return (flags(dataView, off) & TOMBSTONE) != 0 ? null : value(pos);
+        return pos == count || compareKey(pos, key) != 0 ? null : newestValueAt(pos);
+    }
+
+    /** The value of row {@code pos}, the newest of its key, or null when it is a tombstone. */
+    byte[] newestValueAt(int pos) {
+        return (flags(dataView, offset(pos)) & TOMBSTONE) != 0 ? null : value(pos);
     }
 
     /** Writes row {@code p} through {@link Rows#write}; returns its answer. */

@@ -35,6 +35,97 @@ final class LeafBasements {
         this.functions = functions;
     }
 
+    /**
+     * Applies the (consolidated) messages of {@code msgs} to the leaf's basements, range messages
+     * included: in msn order, the keyed messages older than a range message before it and those of
+     * its msn or newer after it ({@link RangeMessage}).
+     */
+    void applyToLeaf(LeafNode leaf, MessageBuffer msgs) {
+        if (!msgs.hasRanges()) {
+            applyToLeaf(leaf, msgs, 0, msgs.count());
+            return;
+        }
+        long after = Long.MIN_VALUE;
+        for (RangeMessage r : msgs.ranges()) {
+            applyKeyedBetween(leaf, msgs, after, r.msn());
+            applyRange(leaf, r);
+            after = r.msn();
+        }
+        applyKeyedBetween(leaf, msgs, after, Long.MAX_VALUE);
+    }
+
+    /** Applies the keyed messages of {@code msgs} whose msn is in {@code [after, before)}. */
+    private void applyKeyedBetween(LeafNode leaf, MessageBuffer msgs, long after, long before) {
+        MessageBuffer some = new MessageBuffer(store.memory());
+        try {
+            for (int m = 0; m < msgs.count(); m++) {
+                int off = msgs.sortedOffset(m);
+                long msn = msgs.msn(off);
+                if (msn >= after && msn < before) {
+                    some.append(msgs.type(off), msn, msgs.txnId(off), msgs.key(off),
+                            msgs.type(off) == MessageType.DELETE ? null : msgs.value(off));
+                }
+            }
+            if (some.count() > 0) {
+                some.consolidate();
+                applyToLeaf(leaf, some, 0, some.count());
+            }
+        } finally {
+            some.release();
+        }
+    }
+
+    /**
+     * Applies range message {@code r}, older than every message not yet applied and newer than every
+     * row, to the basements it meets: each present key in it gets a delete, or the value the
+     * broadcast's functions make of its newest version, as a message of {@code r}'s msn. A basement
+     * wholly inside a range delete that every snapshot sees goes away unread (not the first or the
+     * last of the leaf, whose outer bounds the leaf does not record).
+     */
+    private void applyRange(LeafNode leaf, RangeMessage r) {
+        long oldest = horizon.oldestSnapshot();
+        for (int b = 0; b < leaf.basements.size(); b++) {
+            byte[] lo = b == 0 ? null : leaf.pivots.get(b - 1);
+            byte[] hi = b < leaf.pivots.size() ? leaf.pivots.get(b) : null;
+            RangeMessage part = r.clip(lo, hi);
+            if (part == null) {
+                continue;
+            }
+            boolean wholeBasement = lo != null && hi != null && Keys.compare(r.lower(), lo) <= 0
+                    && (r.upper() == null || Keys.compare(r.upper(), hi) >= 0);
+            if (r.isDelete() && wholeBasement && oldest >= r.msn()) {
+                store.freeBlock(leaf.remove(b, b - 1));
+                b--;
+                continue;
+            }
+            Basement basement = store.pinBasement(leaf.basements.get(b));
+            MessageBuffer changes = new MessageBuffer(store.memory());
+            try {
+                for (int p = basement.lowerBound(part.lower());
+                        p < basement.count() && (part.upper() == null || basement.compareKey(p, part.upper()) < 0);
+                        p = basement.keyEnd(p)) {
+                    byte[] value = basement.newestValueAt(p);
+                    if (value == null) {
+                        continue; // absent already
+                    }
+                    byte[] key = basement.key(p);
+                    byte[] updated = r.isDelete() ? null : UpdateList.apply(functions, key, value, r.updates());
+                    changes.append(updated == null ? MessageType.DELETE : MessageType.PUT, r.msn(), r.txnId(), key, updated);
+                }
+                if (changes.count() > 0) {
+                    changes.consolidate();
+                    basement.apply(changes, 0, changes.count(), oldest, functions);
+                    leaf.applied(b, basement, changes, 0, 0);
+                    b += splitBasement(leaf, b, basement);
+                }
+            } finally {
+                changes.release();
+                store.unpin(basement, true);
+            }
+        }
+        compactBasements(leaf);
+    }
+
     /** Applies the sorted messages {@code [from, to)} of {@code msgs} to the leaf's basements. */
     void applyToLeaf(LeafNode leaf, MessageBuffer msgs, int from, int to) {
         long[] receiving = basementsReceiving(leaf, msgs, from, to);

@@ -3,7 +3,9 @@ package io.betree.internal.tree;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The pending messages of one child of an internal node, off-heap. Messages are appended to
@@ -20,6 +22,10 @@ import java.util.Arrays;
  *
  * <p>Message layout: type (1 byte), msn (8), transaction id (8), key length (2), value length (4),
  * key, value. The transaction id is 0 for non-transactional writes.
+ *
+ * <p>Messages over a key range ({@link RangeMessage}) are few and kept apart, on the heap, in msn
+ * order: {@link #ranges}. They count in {@link #bytes} and are stored after the keyed messages;
+ * {@link #count} and the positions of the runs are the keyed messages'.
  *
  * <p>Not thread-safe: the owning node's pin and the index lock guard it. Read-only methods may run
  * in several threads at once.
@@ -56,6 +62,8 @@ public final class MessageBuffer {
     /** Run {@code r} covers index positions {@code [r == 0 ? 0 : runEnds[r - 1], runEnds[r])}. */
     private int[] runEnds = new int[8];
     private int runs;
+    /** The range messages; null while there are none. */
+    private RangeList ranges;
 
     /** An empty buffer. */
     public MessageBuffer(NodeMemory memory) {
@@ -99,9 +107,11 @@ public final class MessageBuffer {
         int start = src.readerIndex();
         int end = start + length;
         int messages = 0;
+        List<RangeMessage> ranges = null;
         // Through a JDK view: Netty's per-call checks were a sixth of loading a node.
         ByteBuffer in = NodeMemory.view(src);
-        for (int off = start; off < end; messages++) {
+        int keyedEnd = end;
+        for (int off = start; off < end;) {
             if (off + HEADER > end) {
                 throw new IllegalArgumentException("malformed message at node offset " + off);
             }
@@ -112,13 +122,31 @@ public final class MessageBuffer {
                     || type == MessageType.UPDATE && !UpdateList.wellFormed(in, off + HEADER + keyLength, valueLength)) {
                 throw new IllegalArgumentException("malformed message at node offset " + off);
             }
+            if (MessageType.isRange(type)) {
+                // Stored after every keyed message (serialize).
+                if (ranges == null) {
+                    ranges = new ArrayList<>(2);
+                    keyedEnd = off;
+                }
+                ranges.add(RangeMessage.parse(in, off, HEADER + keyLength + valueLength));
+            } else if (ranges != null) {
+                throw new IllegalArgumentException("malformed message at node offset " + off + ": a keyed message after range messages");
+            } else {
+                messages++;
+            }
             off += HEADER + keyLength + valueLength;
         }
-        MessageBuffer b = new MessageBuffer(memory, messages, length);
+        int keyedLength = keyedEnd - start;
+        MessageBuffer b = new MessageBuffer(memory, messages, keyedLength);
         try {
-            b.data.writeBytes(src, start, length);
+            if (ranges != null) {
+                for (RangeMessage r : ranges) {
+                    b.appendRange(r);
+                }
+            }
+            b.data.writeBytes(src, start, keyedLength);
             int entry = 0;
-            for (int at = 0; at < length; at += b.messageLength(at)) {
+            for (int at = 0; at < keyedLength; at += b.messageLength(at)) {
                 putEntry(b.indexView, entry, at, b.keyPrefix(at, 0), b.keyPrefix(at, 8));
                 entry += ENTRY;
             }
@@ -152,14 +180,67 @@ public final class MessageBuffer {
         return count;
     }
 
-    /** Bytes of message data (the serialized size). */
+    /** Bytes of message data (the serialized size), range messages included. */
     public int bytes() {
-        return data.writerIndex();
+        return data.writerIndex() + rangeBytes();
     }
 
-    /** Off-heap bytes held. */
+    /** Whether it holds no message, keyed or range. */
+    public boolean isEmpty() {
+        return count == 0 && ranges == null;
+    }
+
+    /** Bytes held: off-heap, and the range messages' (on the heap, counted at their stored size). */
     public long memoryBytes() {
-        return (long) data.capacity() + index.capacity() + (scratch == null ? 0 : scratch.capacity());
+        return (long) data.capacity() + index.capacity() + (scratch == null ? 0 : scratch.capacity()) + rangeBytes();
+    }
+
+    private int rangeBytes() {
+        return ranges == null ? 0 : ranges.bytes();
+    }
+
+    /**
+     * Adds a range message, newer than or as new as every range message held (appended in commit
+     * order, or a parent's after older ones; see {@link #absorbRanges}).
+     */
+    void appendRange(RangeMessage r) {
+        if (ranges == null) {
+            ranges = new RangeList();
+        }
+        ranges.add(r);
+    }
+
+    /**
+     * Adds the range messages of {@code other}, which covers keys this buffer's do not (a neighbour
+     * being merged in), keeping msn order.
+     */
+    void absorbRanges(MessageBuffer other) {
+        if (other.ranges != null) {
+            if (ranges == null) {
+                ranges = new RangeList();
+            }
+            ranges.addAll(other.ranges);
+        }
+    }
+
+    /** The range messages, in msn order; empty when none. Not to be changed. */
+    List<RangeMessage> ranges() {
+        return ranges == null ? List.of() : ranges.messages();
+    }
+
+    /** Whether it holds range messages. */
+    boolean hasRanges() {
+        return ranges != null;
+    }
+
+    /** {@link RangeList#newestCovering}; null when there are no range messages. */
+    RangeMessage newestRangeCovering(byte[] key, long maxMsn) {
+        return ranges == null ? null : ranges.newestCovering(key, maxMsn);
+    }
+
+    /** {@link RangeList#anyIn}; false when there are no range messages. */
+    boolean hasRangeIn(byte[] from, byte[] limit, long snapshotTs) {
+        return ranges != null && ranges.anyIn(from, limit, snapshotTs);
     }
 
     /** Makes room for {@code messages} more messages of {@code bytes} bytes in all, so that appending them allocates nothing. */
@@ -458,9 +539,13 @@ public final class MessageBuffer {
         return BufferReads.orderedOffsets(this);
     }
 
-    /** The largest key of any message, or {@code null} when empty. */
+    /**
+     * The largest key of any message, or {@code null} when empty; a range message counts as its
+     * upper bound, or {@link RangeMessage#ABOVE_EVERY_KEY} when it has none.
+     */
     public byte[] maxKey() {
-        return BufferReads.maxKey(this);
+        byte[] max = count == 0 ? null : BufferReads.maxKey(this);
+        return ranges == null ? max : ranges.maxUpper(max);
     }
 
     /** Type of the message at {@code off}. */
@@ -532,6 +617,14 @@ public final class MessageBuffer {
      */
     public void serialize(ByteBuf out) {
         BufferReads.serialize(this, data, out);
+        serializeRanges(out);
+    }
+
+    /** Writes the range messages after the keyed ones (see {@link #read}). */
+    private void serializeRanges(ByteBuf out) {
+        if (ranges != null) {
+            ranges.serialize(out);
+        }
     }
 
     /**
@@ -540,6 +633,7 @@ public final class MessageBuffer {
      */
     public void serializeInArrivalOrder(ByteBuf out) {
         out.writeBytes(data, 0, data.writerIndex());
+        serializeRanges(out);
     }
 
     /** Returns the memory; the buffer is unusable afterwards. */
@@ -550,6 +644,7 @@ public final class MessageBuffer {
         data = null;
         index = null;
         scratch = null;
+        ranges = null;
         dataView = null;
         indexView = null;
         scratchView = null;

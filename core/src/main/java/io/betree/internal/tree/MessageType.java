@@ -2,7 +2,7 @@ package io.betree.internal.tree;
 
 /**
  * Kinds of messages that travel down the tree. The byte values are stored on disk and never change.
- * Broadcast updates and range deletes will take further values (docs/design-messages.md).
+ * Types 1-3 are keyed; 4 and 5 cover a key range ({@link RangeMessage}).
  */
 public final class MessageType {
     private MessageType() {
@@ -17,9 +17,21 @@ public final class MessageType {
      * {@link UpdateList}, applied where the message meets the key's value (a basement, or a read).
      */
     public static final byte UPDATE = 3;
+    /**
+     * A broadcast: change every row present in a key range (all keys, for {@code updateAll}) by an
+     * {@link UpdateList}; absent keys stay absent.
+     */
+    public static final byte RANGE_UPDATE = 4;
+    /** Remove every key in a key range. */
+    public static final byte RANGE_DELETE = 5;
 
     /** Whether {@code type} is a value this version understands. */
     public static boolean isKnown(byte type) {
-        return type == PUT || type == DELETE || type == UPDATE;
+        return type >= PUT && type <= RANGE_DELETE;
+    }
+
+    /** Whether {@code type} is a message that covers a key range ({@link RangeMessage}). */
+    public static boolean isRange(byte type) {
+        return type == RANGE_UPDATE || type == RANGE_DELETE;
     }
 }

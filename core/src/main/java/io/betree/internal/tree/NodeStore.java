@@ -415,7 +415,7 @@ final class NodeStore {
      * buffer is empty.
      */
     long newPartition(MessageBuffer buffer) {
-        if (buffer.count() == 0) {
+        if (buffer.isEmpty()) {
             buffer.release();
             return InternalNode.NO_BLOCK;
         }

@@ -13,7 +13,7 @@ import io.betree.internal.cache.CacheEntry;
  */
 final class PointRead {
     /** What {@link #findInBuffer} returns for no message; compared by identity. */
-    private static final byte[] NO_MESSAGE = new byte[0];
+    private static final byte[] NO_MESSAGE = PendingUpdates.NOT_FOUND;
     /** For {@link #lookup}: no subtree latch is held yet. Block numbers are never negative. */
     private static final long NO_SUBTREE = -1;
 
@@ -138,10 +138,11 @@ final class PointRead {
     }
 
     /**
-     * The newest put or delete of {@code key} a snapshot at {@code snapshotTs} sees in buffer
-     * {@code i} of the pinned {@code node}: the value of a put, null for a delete,
-     * {@link #NO_MESSAGE} when there is none. Updates newer than it go to {@code pending}, newest
-     * first: they apply to what is found here or below.
+     * The newest put, delete or range delete of {@code key} a snapshot at {@code snapshotTs} sees
+     * in buffer {@code i} of the pinned {@code node}: the value of a put, null for a delete,
+     * {@link #NO_MESSAGE} when there is none. Updates and broadcasts newer than it go to
+     * {@code pending}, newest first: they apply to what is found here or below
+     * ({@link PendingUpdates#readBuffer}).
      */
     private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs, PendingUpdates pending) {
         BufferPartition partition = store.pinBufferIfAny(node, i);
@@ -149,16 +150,7 @@ final class PointRead {
             return NO_MESSAGE;
         }
         try {
-            MessageBuffer buffer = partition.buffer();
-            int off = buffer.findNewest(key, snapshotTs);
-            while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
-                pending.add(buffer.value(off));
-                off = buffer.findNewest(key, buffer.msn(off) - 1);
-            }
-            if (off < 0) {
-                return NO_MESSAGE;
-            }
-            return buffer.type(off) == MessageType.PUT ? buffer.value(off) : null;
+            return partition.buffer().isEmpty() ? NO_MESSAGE : pending.readBuffer(partition.buffer(), snapshotTs);
         } finally {
             store.unpinBuffer(node, i, partition, false);
         }

@@ -118,7 +118,7 @@ final class Reshaper {
         try {
             batch.consolidate();
             if (child instanceof LeafNode) {
-                leaves.applyToLeaf((LeafNode) child, batch, 0, batch.count());
+                leaves.applyToLeaf((LeafNode) child, batch);
                 return;
             }
             c = (InternalNode) child;
@@ -141,22 +141,30 @@ final class Reshaper {
         int n = batch.count();
         int[] ends = new int[node.children.size()];
         long[] receiving = new long[ends.length];
+        List<List<RangeMessage>> ranges = rangesByChild(batch, node.pivots, ends.length);
         int r = 0;
         for (int child = 0, k = 0; child < ends.length; child++) {
             ends[child] = k >= n ? k
                     : child < node.pivots.size() ? Math.max(k, batch.lowerBound(node.pivots.get(child), false)) : n;
-            if (ends[child] > k) {
+            if (ends[child] > k || ranges != null && !ranges.get(child).isEmpty()) {
                 receiving[r++] = node.partitions.get(child);
             }
             k = ends[child];
         }
         try (ReadAhead ahead = store.readAhead(Arrays.copyOf(receiving, r))) {
-            for (int child = 0, k = 0; child < ends.length && k < n; child++) {
-                if (ends[child] > k) {
+            for (int child = 0, k = 0; child < ends.length; child++) {
+                boolean rangesHere = ranges != null && !ranges.get(child).isEmpty();
+                if (ends[child] > k || rangesHere) {
                     ahead.await(node.partitions.get(child));
                     BufferPartition partition = store.pinBuffer(node, child);
                     try {
                         partition.keepResident(false);
+                        // The parent's messages are newer than every message here, range ones too.
+                        if (rangesHere) {
+                            for (RangeMessage part : ranges.get(child)) {
+                                partition.buffer().appendRange(part);
+                            }
+                        }
                         partition.buffer().appendRun(batch, k, ends[child]);
                     } finally {
                         store.unpinBuffer(node, child, partition, true);
@@ -165,6 +173,30 @@ final class Reshaper {
                 k = ends[child];
             }
         }
+    }
+
+    /**
+     * The range messages of {@code batch}, each clipped to each of {@code children} key ranges that
+     * {@code pivots} bound ({@link RangeMessage#clip}), per child in msn order; null when the batch
+     * has none.
+     */
+    private static List<List<RangeMessage>> rangesByChild(MessageBuffer batch, List<byte[]> pivots, int children) {
+        if (!batch.hasRanges()) {
+            return null;
+        }
+        List<List<RangeMessage>> byChild = new ArrayList<>(children);
+        for (int child = 0; child < children; child++) {
+            List<RangeMessage> parts = new ArrayList<>(0);
+            for (RangeMessage m : batch.ranges()) {
+                RangeMessage part = m.clip(child == 0 ? null : pivots.get(child - 1),
+                        child < pivots.size() ? pivots.get(child) : null);
+                if (part != null) {
+                    parts.add(part);
+                }
+            }
+            byChild.add(parts);
+        }
+        return byChild;
     }
 
     // ---- the sequential path ----
@@ -359,11 +391,17 @@ final class Reshaper {
             try {
                 MessageBuffer old = partition.buffer();
                 old.consolidate();
+                List<List<RangeMessage>> ranges = rangesByChild(old, separators, n);
                 int from = 0;
                 for (int k = 0; k < n; k++) {
                     int end = k < separators.size() ? Math.max(from, old.lowerBound(separators.get(k), false))
                             : old.count();
                     MessageBuffer part = new MessageBuffer(store.memory());
+                    if (ranges != null) {
+                        for (RangeMessage r : ranges.get(k)) {
+                            part.appendRange(r);
+                        }
+                    }
                     part.appendRun(old, from, end);
                     parts.add(part);
                     from = end;
@@ -372,7 +410,7 @@ final class Reshaper {
                 // part: on the sequential path all of them go right, and the run holds the block
                 // pinned, so it must not be freed.
                 int keeper = 0;
-                while (parts.get(keeper).count() == 0) {
+                while (parts.get(keeper).isEmpty()) {
                     keeper++;
                 }
                 blocks[0] = InternalNode.NO_BLOCK;
@@ -463,6 +501,7 @@ final class Reshaper {
                 MessageBuffer from = store.takeAndFreeBuffer(parent, left + 1);
                 from.consolidate();
                 into.buffer().appendRun(from, 0, from.count());
+                into.buffer().absorbRanges(from);
                 from.release();
             } finally {
                 store.unpinBuffer(parent, left, into, true);

@@ -115,8 +115,15 @@ public final class ScanBatch {
                 }
             }
             Updates updates = new Updates(buffers, basement, snapshotTs, functions);
-            List<byte[]> pending = own == null || own.isEmpty() ? pendingRuns(buffers, from, limit, snapshotTs, updates)
-                    : pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlay, overlayTombstone, updates);
+            List<byte[]> pending;
+            if (overlay != null && overlay.hasRanges() || rangesIn(buffers, from, limit, snapshotTs)) {
+                pending = resolvedOneByOne(buffers, basement, from, limit, snapshotTs, own, overlay, overlayTombstone,
+                        updates);
+            } else if (own == null || own.isEmpty()) {
+                pending = pendingRuns(buffers, from, limit, snapshotTs, updates);
+            } else {
+                pending = pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlay, overlayTombstone, updates);
+            }
             int[] tombstones = new int[1];
             byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values, maxEntries,
                     tombstones);
@@ -187,6 +194,70 @@ public final class ScanBatch {
             pending.add(key);
             pending.add(type == MessageType.PUT ? src[m].value(off[m])
                     : type == MessageType.UPDATE ? updates.resolve(key) : TOMBSTONE);
+        }
+        return pending;
+    }
+
+    /** Whether a range message a snapshot at {@code snapshotTs} sees in {@code buffers} meets {@code [from, limit)}. */
+    private static boolean rangesIn(List<MessageBuffer> buffers, byte[] from, byte[] limit, long snapshotTs) {
+        for (MessageBuffer b : buffers) {
+            if (b.hasRangeIn(from, limit, snapshotTs)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * As {@link #pendingWithOverlay} (or {@link #pendingRuns}, {@code own} null), where range
+     * messages are pending or the transaction has range operations of its own: every key in
+     * {@code [from, limit)} that the buffers or the basement hold, each worked out on its own, as a
+     * point read would ({@link Updates#resolve}), the transaction's own range operations and
+     * writes on top ({@link ScanOverlay#overRanges}). Every row of the basement in the range gets an
+     * answer, so that the merge with the basement takes none of them as it stands. Slower than the
+     * merges, which is what a scan pays while a range delete or a broadcast waits above its rows.
+     */
+    private static List<byte[]> resolvedOneByOne(List<MessageBuffer> buffers, Basement basement, byte[] from,
+            byte[] limit, long snapshotTs, java.util.NavigableMap<byte[], byte[]> own, ScanOverlay overlay,
+            byte[] overlayTombstone, Updates updates) {
+        TreeMap<byte[], byte[]> map = new TreeMap<>(Keys::compare);
+        for (MessageBuffer b : buffers) {
+            for (int off : b.visibleInRange(from, limit, snapshotTs)) {
+                map.put(b.key(off), null);
+            }
+        }
+        for (int p = basement.lowerBound(from); p < basement.count() && (limit == null || basement.compareKey(p, limit) < 0);
+                p = basement.keyEnd(p)) {
+            map.put(basement.key(p), null);
+        }
+        if (own != null) {
+            for (byte[] key : own.keySet()) {
+                map.put(key.clone(), null);
+            }
+        }
+        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+            byte[] key = e.getKey();
+            byte[] mine = own == null ? null : own.get(key);
+            byte[] value;
+            if (mine != null && !overlay.isUpdateList(mine)) {
+                value = mine == overlayTombstone ? TOMBSTONE : mine.clone();
+            } else {
+                byte[] committed = updates.resolve(key);
+                byte[] v = committed == TOMBSTONE ? null : committed;
+                if (overlay != null) {
+                    v = overlay.overRanges(key, v);
+                }
+                if (mine != null) {
+                    v = UpdateList.apply(updates.functions, key, v, mine);
+                }
+                value = v == null ? TOMBSTONE : v;
+            }
+            e.setValue(value);
+        }
+        List<byte[]> pending = new ArrayList<>(2 * map.size());
+        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+            pending.add(e.getKey());
+            pending.add(e.getValue());
         }
         return pending;
     }
@@ -294,15 +365,16 @@ public final class ScanBatch {
     }
 
     /**
-     * Works out the value of a key whose newest pending message in the batch's range is an update:
-     * its messages in the buffers on the path, newest first, down to a put or a delete, or else the
-     * basement's row, then the updates applied oldest first ({@link PendingUpdates}).
+     * Works out the value of a key whose newest pending message in the batch's range is an update
+     * (or of any key, where range messages are pending): its messages in the buffers on the path,
+     * newest first, down to a put or a delete, or else the basement's row, then the updates applied
+     * oldest first ({@link PendingUpdates}).
      */
     private static final class Updates {
         private final List<MessageBuffer> buffersTopDown;
         private final Basement basement;
         private final long snapshotTs;
-        private final UpdateFunctions functions;
+        final UpdateFunctions functions;
 
         Updates(List<MessageBuffer> buffersTopDown, Basement basement, long snapshotTs, UpdateFunctions functions) {
             this.buffersTopDown = buffersTopDown;
@@ -311,17 +383,13 @@ public final class ScanBatch {
             this.functions = functions;
         }
 
-        /** The key's value, or {@link #TOMBSTONE} when the updates leave it absent. */
+        /** The key's value, or {@link #TOMBSTONE} when absent. */
         byte[] resolve(byte[] key) {
             PendingUpdates pending = new PendingUpdates(functions, key);
             for (MessageBuffer buffer : buffersTopDown) {
-                int off = buffer.findNewest(key, snapshotTs);
-                while (off >= 0 && buffer.type(off) == MessageType.UPDATE) {
-                    pending.add(buffer.value(off));
-                    off = buffer.findNewest(key, buffer.msn(off) - 1);
-                }
-                if (off >= 0) {
-                    return orTombstone(pending.over(buffer.type(off) == MessageType.PUT ? buffer.value(off) : null));
+                byte[] found = pending.readBuffer(buffer, snapshotTs);
+                if (found != PendingUpdates.NOT_FOUND) {
+                    return orTombstone(pending.over(found));
                 }
             }
             return orTombstone(pending.over(basement.get(key, snapshotTs)));

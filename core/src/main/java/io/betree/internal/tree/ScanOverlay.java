@@ -25,4 +25,21 @@ public interface ScanOverlay {
     default boolean isUpdateList(byte[] value) {
         return false;
     }
+
+    /**
+     * Whether the transaction has range operations of its own (range deletes, broadcasts): the scan
+     * then works out each key through {@link #overRanges}. False unless overridden.
+     */
+    default boolean hasRanges() {
+        return false;
+    }
+
+    /**
+     * The value of {@code key} after the transaction's own range operations change
+     * {@code committed}, what its snapshot sees (null: absent); null when absent. They apply before
+     * its writes of the key that {@link #range} returns. The identity unless overridden.
+     */
+    default byte[] overRanges(byte[] key, byte[] committed) {
+        return committed;
+    }
 }

@@ -234,6 +234,7 @@ final class TreeChecker {
             oldest.putIfAbsent(key, msn); // (key, msn) order: the first message of a key is its oldest
             prev = off;
         }
+        checkRanges(block, buf, where, lo, hi);
         return oldest;
     }
 
@@ -340,6 +341,28 @@ final class TreeChecker {
             }
         } finally {
             store.memory().release(image);
+        }
+    }
+
+    /**
+     * Range messages lie inside the key range the parents route to the buffer's child (a flush clips
+     * them to it), are not empty, and are in msn order.
+     */
+    private void checkRanges(long block, MessageBuffer buf, String where, byte[] lo, byte[] hi) {
+        long previous = Long.MIN_VALUE;
+        for (RangeMessage r : buf.ranges()) {
+            String what = where + ": " + r;
+            checkInRange(block, r.lower(), lo, hi, what + "'s lower bound");
+            if (hi != null && (r.upper() == null || Keys.compare(r.upper(), hi) > 0)) {
+                throw fail(block, what + " reaches past the upper bound " + hex(hi) + " its parents route to it");
+            }
+            if (r.upper() != null && Keys.compare(r.lower(), r.upper()) >= 0) {
+                throw fail(block, what + " is empty");
+            }
+            if (r.msn() < previous) {
+                throw fail(block, what + " is older than the range message before it");
+            }
+            previous = r.msn();
         }
     }
 

@@ -1,6 +1,7 @@
 package io.betree.internal.tree;
 
 import io.betree.internal.cache.CacheEntry;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -51,6 +52,7 @@ final class WritePath {
                 tree.structure.writeLock().unlock();
             }
         }
+        writes = appendRanges(writes, msn);
         long rootSize = tree.rootBytes();
         int i = 0;
         int n = writes.size();
@@ -71,6 +73,66 @@ final class WritePath {
             rootSize = tree.rootBytes();
         }
         return rootSize;
+    }
+
+    /**
+     * Writers lock held: appends the range messages among {@code writes} to the root's buffers, each
+     * child's buffer the part in its key range, and returns the keyed writes (the list itself when
+     * it has no range message). A range counts as a pending key at its upper bound, or above every
+     * key when it has none ({@link MessageBuffer#maxKey}): a later put in it must not go down the
+     * sequential path below the message, which would then delete or change the newer row.
+     */
+    private List<? extends TreeWrite> appendRanges(List<? extends TreeWrite> writes, long msn) {
+        List<TreeWrite> keyed = null;
+        for (int k = 0; k < writes.size(); k++) {
+            TreeWrite w = writes.get(k);
+            if (!MessageType.isRange(w.type())) {
+                if (keyed != null) {
+                    keyed.add(w);
+                }
+                continue;
+            }
+            if (keyed == null) {
+                keyed = new ArrayList<>(writes.subList(0, k));
+            }
+            RangeMessage r = new RangeMessage(w.type(), msn, 0L, w.key().clone(),
+                    w.upperBound() == null ? null : w.upperBound().clone(), w.value() == null ? null : w.value().clone());
+            appendRangeToRoot(r);
+            byte[] top = r.upper() == null ? RangeMessage.ABOVE_EVERY_KEY : r.upper();
+            if (maxKeyKnown && (maxKey == null || Keys.compare(top, maxKey) > 0)) {
+                maxKey = top;
+            }
+        }
+        return keyed == null ? writes : keyed;
+    }
+
+    /** Writers lock held: appends {@code r} to the buffers of the root's children whose key ranges it meets. */
+    private void appendRangeToRoot(RangeMessage r) {
+        tree.rootLatch.writeLock().lock();
+        try {
+            InternalNode root = store.pinRoot(tree.rootBlock());
+            try {
+                for (int child = 0; child < root.children.size(); child++) {
+                    RangeMessage part = r.clip(child == 0 ? null : root.pivots.get(child - 1),
+                            child < root.pivots.size() ? root.pivots.get(child) : null);
+                    if (part == null) {
+                        continue;
+                    }
+                    BufferPartition partition = store.pinBuffer(root, child);
+                    try {
+                        partition.keepResident(true);
+                        partition.buffer().appendRange(part);
+                    } finally {
+                        store.unpinBuffer(root, child, partition, true);
+                    }
+                }
+            } finally {
+                tree.noteRootSize(root);
+                store.unpin(root, true);
+            }
+        } finally {
+            tree.rootLatch.writeLock().unlock();
+        }
     }
 
     /**

@@ -1,0 +1,186 @@
+package io.betree.internal.tree;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * A message that covers a range of keys rather than one: a {@link MessageType#RANGE_DELETE}, or a
+ * {@link MessageType#RANGE_UPDATE} (a broadcast: its {@link UpdateList} changes every row present
+ * in the range). A buffer holds its few range messages beside its keyed ones
+ * ({@link MessageBuffer#ranges}); a flush hands each child the part of a range that lies in the
+ * child's key range ({@link #clip}), so that no key is covered by two copies of one message.
+ *
+ * <p>Within one commit (one msn) range messages come before the keyed messages: a transaction's
+ * keyed writes are recorded after the effect of its own range operations. A range delete and a
+ * range update of one commit commute (a broadcast never creates a row).
+ *
+ * <p>Stored as a message of the buffer format (docs/format.md): the key is the lower bound
+ * (inclusive; the empty key, the smallest, for none), the value a flag byte (1: an upper bound
+ * follows), the upper bound's length (2) and bytes when present (exclusive), then for a range update
+ * its update list. Immutable; the arrays are not copied and must not be changed.
+ */
+public final class RangeMessage {
+    private static final byte HAS_UPPER = 1;
+    /**
+     * Sorts after every key (keys are at most 65,535 bytes): what {@link MessageBuffer#maxKey} says
+     * of a range with no upper bound, so that no later key counts as beyond every pending message.
+     */
+    static final byte[] ABOVE_EVERY_KEY = filled(65_536);
+
+    private final byte type;
+    private final long msn;
+    private final long txnId;
+    private final byte[] lower;
+    private final byte[] upper;
+    private final byte[] updates;
+
+    /**
+     * @param lower the smallest key covered; empty for no bound
+     * @param upper the first key above the range, or null for none
+     * @param updates the update list of a range update, null for a range delete
+     */
+    RangeMessage(byte type, long msn, long txnId, byte[] lower, byte[] upper, byte[] updates) {
+        this.type = type;
+        this.msn = msn;
+        this.txnId = txnId;
+        this.lower = lower;
+        this.upper = upper;
+        this.updates = updates;
+    }
+
+    byte type() {
+        return type;
+    }
+
+    long msn() {
+        return msn;
+    }
+
+    long txnId() {
+        return txnId;
+    }
+
+    /** The smallest key covered (the empty key when unbounded). */
+    byte[] lower() {
+        return lower;
+    }
+
+    /** The first key above the range, or null when unbounded. */
+    byte[] upper() {
+        return upper;
+    }
+
+    /** The update list of a range update; null for a range delete. */
+    byte[] updates() {
+        return updates;
+    }
+
+    boolean isDelete() {
+        return type == MessageType.RANGE_DELETE;
+    }
+
+    /** Whether {@code key} lies in the range. */
+    boolean covers(byte[] key) {
+        return Keys.compare(key, lower) >= 0 && (upper == null || Keys.compare(key, upper) < 0);
+    }
+
+    /** Whether the range meets {@code [from, limit)} ({@code limit} null: no upper end). */
+    boolean overlaps(byte[] from, byte[] limit) {
+        return (upper == null || Keys.compare(from, upper) < 0) && (limit == null || Keys.compare(lower, limit) < 0);
+    }
+
+    /**
+     * The part of this range inside {@code [from, to)} (either null: no bound on that side), or
+     * null when they do not meet; this message itself when it lies inside.
+     */
+    RangeMessage clip(byte[] from, byte[] to) {
+        byte[] lo = from != null && Keys.compare(from, lower) > 0 ? from : lower;
+        byte[] hi = to != null && (upper == null || Keys.compare(to, upper) < 0) ? to : upper;
+        if (hi != null && Keys.compare(lo, hi) >= 0) {
+            return null;
+        }
+        return lo == lower && hi == upper ? this : new RangeMessage(type, msn, txnId, lo, hi, updates);
+    }
+
+    /** Bytes of the stored form. */
+    int serializedBytes() {
+        return MessageBuffer.HEADER + lower.length + valueBytes();
+    }
+
+    private int valueBytes() {
+        return 1 + (upper == null ? 0 : 2 + upper.length) + (updates == null ? 0 : updates.length);
+    }
+
+    /** Writes the stored form at {@code out}'s position, advancing it. */
+    void serialize(ByteBuffer out) {
+        out.put(type).putLong(msn).putLong(txnId).putShort((short) lower.length).putInt(valueBytes()).put(lower);
+        out.put(upper == null ? 0 : HAS_UPPER);
+        if (upper != null) {
+            out.putShort((short) upper.length).put(upper);
+        }
+        if (updates != null) {
+            out.put(updates);
+        }
+    }
+
+    /**
+     * Parses the stored message at {@code off} of {@code in}, whose header says it is a range message
+     * of {@code length} bytes in all inside the buffer.
+     *
+     * @throws IllegalArgumentException if it is malformed: a bad flag, an upper bound outside the
+     *     value or not above the lower one, a broadcast without a well-formed update list, or a range
+     *     delete with bytes after its bounds
+     */
+    static RangeMessage parse(ByteBuffer in, int off, int length) {
+        byte type = in.get(off);
+        int keyLength = in.getShort(off + 17) & 0xffff;
+        int at = off + MessageBuffer.HEADER + keyLength;
+        int end = off + length;
+        byte[] lower = Keys.copy(in, off + MessageBuffer.HEADER, keyLength);
+        if (at >= end || (in.get(at) & ~HAS_UPPER) != 0) {
+            throw malformed(off);
+        }
+        byte[] upper = null;
+        if (in.get(at++) == HAS_UPPER) {
+            if (at + 2 > end) {
+                throw malformed(off);
+            }
+            int upperLength = in.getShort(at) & 0xffff;
+            at += 2;
+            if (at + upperLength > end) {
+                throw malformed(off);
+            }
+            upper = Keys.copy(in, at, upperLength);
+            at += upperLength;
+            if (Keys.compare(lower, upper) >= 0) {
+                throw malformed(off);
+            }
+        }
+        byte[] updates = null;
+        if (type == MessageType.RANGE_UPDATE) {
+            if (!UpdateList.wellFormed(in, at, end - at)) {
+                throw malformed(off);
+            }
+            updates = Keys.copy(in, at, end - at);
+        } else if (at != end) {
+            throw malformed(off);
+        }
+        return new RangeMessage(type, in.getLong(off + 1), in.getLong(off + 9), lower, upper, updates);
+    }
+
+    private static byte[] filled(int length) {
+        byte[] b = new byte[length];
+        Arrays.fill(b, (byte) 0xff);
+        return b;
+    }
+
+    private static IllegalArgumentException malformed(int off) {
+        return new IllegalArgumentException("malformed range message at node offset " + off);
+    }
+
+    @Override
+    public String toString() {
+        return (isDelete() ? "range delete" : "range update") + " @" + msn + " [" + Arrays.toString(lower) + ", "
+                + (upper == null ? "end" : Arrays.toString(upper)) + ")";
+    }
+}
