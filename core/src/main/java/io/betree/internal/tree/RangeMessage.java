@@ -113,69 +113,90 @@ public final class RangeMessage {
 
     /** Writes the stored form at {@code out}'s position, advancing it. */
     void serialize(ByteBuffer out) {
-        out.put(type).putLong(msn).putLong(txnId).putShort((short) lower.length).putInt(valueBytes()).put(lower);
-        out.put(upper == null ? 0 : HAS_UPPER);
-        if (upper != null) {
-            out.putShort((short) upper.length).put(upper);
-        }
-        if (updates != null) {
-            out.put(updates);
-        }
+        byte[] value = encodeValue(upper, updates);
+        out.put(type).putLong(msn).putLong(txnId).putShort((short) lower.length).putInt(value.length).put(lower).put(value);
     }
 
     /**
      * Parses the stored message at {@code off} of {@code in}, whose header says it is a range message
      * of {@code length} bytes in all inside the buffer.
      *
-     * @throws IllegalArgumentException if it is malformed: a bad flag, an upper bound outside the
-     *     value or not above the lower one, a broadcast without a well-formed update list, or a range
-     *     delete with bytes after its bounds
+     * @throws IllegalArgumentException if it is malformed ({@link #of})
      */
     static RangeMessage parse(ByteBuffer in, int off, int length) {
-        byte type = in.get(off);
         int keyLength = in.getShort(off + 17) & 0xffff;
-        int at = off + MessageBuffer.HEADER + keyLength;
-        int end = off + length;
         byte[] lower = Keys.copy(in, off + MessageBuffer.HEADER, keyLength);
-        if (at >= end || (in.get(at) & ~HAS_UPPER) != 0) {
-            throw malformed(off);
+        byte[] value = Keys.copy(in, off + MessageBuffer.HEADER + keyLength, length - MessageBuffer.HEADER - keyLength);
+        try {
+            return of(in.get(off), in.getLong(off + 1), in.getLong(off + 9), lower, value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("malformed range message at node offset " + off + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * The value of a range message's stored form ({@link #encodeValue}) and of its write
+     * ({@link TreeWrite}) and logged op: the upper bound (null: none) and, for a range update, its
+     * update list (null for a range delete).
+     */
+    public static byte[] encodeValue(byte[] upper, byte[] updates) {
+        ByteBuffer b = ByteBuffer.allocate(1 + (upper == null ? 0 : 2 + upper.length)
+                + (updates == null ? 0 : updates.length));
+        b.put(upper == null ? 0 : HAS_UPPER);
+        if (upper != null) {
+            b.putShort((short) upper.length).put(upper);
+        }
+        if (updates != null) {
+            b.put(updates);
+        }
+        return b.array();
+    }
+
+    /**
+     * The range message of {@code type} over {@code lower} (the empty key: unbounded) and the upper
+     * bound and update list {@code value} encodes ({@link #encodeValue}). The arrays are kept.
+     *
+     * @throws IllegalArgumentException if {@code value} is malformed: a bad flag, an upper bound
+     *     cut short or not above the lower one, a range update without a well-formed update list, or
+     *     a range delete with bytes after its bounds
+     */
+    public static RangeMessage of(byte type, long msn, long txnId, byte[] lower, byte[] value) {
+        if (!MessageType.isRange(type)) {
+            throw new IllegalArgumentException("type " + type + " is not a range message");
+        }
+        ByteBuffer in = ByteBuffer.wrap(value);
+        if (value.length == 0 || (in.get(0) & ~HAS_UPPER) != 0) {
+            throw new IllegalArgumentException("bad bound flag");
+        }
+        int at = 1;
         byte[] upper = null;
-        if (in.get(at++) == HAS_UPPER) {
-            if (at + 2 > end) {
-                throw malformed(off);
+        if (in.get(0) == HAS_UPPER) {
+            int upperLength = value.length < 3 ? -1 : in.getShort(1) & 0xffff;
+            if (upperLength < 0 || 3 + upperLength > value.length) {
+                throw new IllegalArgumentException("upper bound cut short");
             }
-            int upperLength = in.getShort(at) & 0xffff;
-            at += 2;
-            if (at + upperLength > end) {
-                throw malformed(off);
-            }
-            upper = Keys.copy(in, at, upperLength);
-            at += upperLength;
+            upper = Arrays.copyOfRange(value, 3, 3 + upperLength);
+            at = 3 + upperLength;
             if (Keys.compare(lower, upper) >= 0) {
-                throw malformed(off);
+                throw new IllegalArgumentException("an empty range");
             }
         }
         byte[] updates = null;
         if (type == MessageType.RANGE_UPDATE) {
-            if (!UpdateList.wellFormed(in, at, end - at)) {
-                throw malformed(off);
+            if (!UpdateList.wellFormed(in, at, value.length - at)) {
+                throw new IllegalArgumentException("no well-formed update list");
             }
-            updates = Keys.copy(in, at, end - at);
-        } else if (at != end) {
-            throw malformed(off);
+            updates = Arrays.copyOfRange(value, at, value.length);
+        } else if (at != value.length) {
+            throw new IllegalArgumentException("bytes after the bounds of a range delete");
         }
-        return new RangeMessage(type, in.getLong(off + 1), in.getLong(off + 9), lower, upper, updates);
+        return new RangeMessage(type, msn, txnId, lower, upper, updates);
     }
 
     private static byte[] filled(int length) {
         byte[] b = new byte[length];
         Arrays.fill(b, (byte) 0xff);
         return b;
-    }
-
-    private static IllegalArgumentException malformed(int off) {
-        return new IllegalArgumentException("malformed range message at node offset " + off);
     }
 
     @Override

@@ -95,8 +95,7 @@ final class WritePath {
             if (keyed == null) {
                 keyed = new ArrayList<>(writes.subList(0, k));
             }
-            RangeMessage r = new RangeMessage(w.type(), msn, 0L, w.key().clone(),
-                    w.upperBound() == null ? null : w.upperBound().clone(), w.value() == null ? null : w.value().clone());
+            RangeMessage r = RangeMessage.of(w.type(), msn, 0L, w.key().clone(), w.value());
             appendRangeToRoot(r);
             byte[] top = r.upper() == null ? RangeMessage.ABOVE_EVERY_KEY : r.upper();
             if (maxKeyKnown && (maxKey == null || Keys.compare(top, maxKey) > 0)) {

@@ -217,6 +217,9 @@ class RangeMessageTest {
     }
 
     /** A range message's write. */
-    private record Range(byte type, byte[] key, byte[] upperBound, byte[] value) implements TreeWrite {
+    private record Range(byte type, byte[] key, byte[] value) implements TreeWrite {
+        Range(byte type, byte[] lower, byte[] upper, byte[] updates) {
+            this(type, lower, RangeMessage.encodeValue(upper, updates));
+        }
     }
 }
