@@ -2,6 +2,7 @@ package io.betree;
 
 import io.betree.internal.engine.StoredIndex;
 import io.betree.internal.tree.BeTree;
+import io.betree.internal.tree.Keys;
 import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
 import java.util.List;
@@ -112,13 +113,11 @@ public final class Index {
         txn.checkOwner(env);
         txn.checkActive();
         Transaction.OwnWrite own = txn.ownWrite(this, key);
-        if (own == null) {
-            return read(key, txn.snapshotTs());
+        if (own != null && !own.updateList()) {
+            return own.value() == Transaction.DELETED ? null : own.value().clone();
         }
-        if (own.updateList()) {
-            return applyUpdates(key, read(key, txn.snapshotTs()), own.value());
-        }
-        return own.value() == Transaction.DELETED ? null : own.value().clone();
+        byte[] base = txn.overOwnRanges(this, key, read(key, txn.snapshotTs()));
+        return own == null ? base : applyUpdates(key, base, own.value());
     }
 
 
@@ -162,6 +161,113 @@ public final class Index {
         txn.checkOwner(env);
         txn.checkActive();
         txn.update(this, key, function, argument);
+    }
+
+    /**
+     * Changes every row of the index by the {@link UpdateFunction} registered as {@code function},
+     * called with {@code argument}, in one message: the call takes the same time whatever the row
+     * count, and the function meets each row later, where the message reaches it (a flush, a read,
+     * a scan). A broadcast applies to every row committed before it, including rows whose writes
+     * are still in buffers, and to none written after it; keys absent stay absent (the function is
+     * never called for them, except once here with a null old value, to check the argument). A
+     * call that throws on a row leaves that row unchanged and is counted in
+     * {@link Environment#failedUpdateCalls()}. Blind: it takes part in no write conflict itself,
+     * but a transaction that began before it committed and puts or deletes a key then conflicts
+     * with it.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if no function is registered under that name, or the
+     *     argument is too long
+     * @throws IllegalStateException if the environment is closed
+     * @throws RuntimeException what the function throws when called with a null old value; nothing
+     *     is written then
+     */
+    public void updateAll(String function, byte[] argument) {
+        checkOpen();
+        byte[] list = checkedCall(new byte[0], function, argument, null);
+        env.commit(-1, List.of(WriteOp.broadcast(id, tree, list)));
+    }
+
+    /**
+     * As {@link #updateAll(String, byte[])}, within {@code txn}: reads in {@code txn} see it at once.
+     * It applies to what {@code txn}'s snapshot holds and before {@code txn}'s own writes: rows
+     * {@code txn} put earlier take the call now (what the function throws then reaches the caller,
+     * {@code txn} unchanged), and keys {@code txn} updated earlier without writing them otherwise
+     * become puts of what they come to, which then conflict as puts do. Not available once
+     * {@code txn}'s writes passed {@link EnvironmentOptions#transactionMemoryBytes}, and such a
+     * transaction must stay within it (it is aborted when it passes it).
+     *
+     * @throws IllegalArgumentException as {@link #updateAll(String, byte[])}
+     * @throws IllegalStateException if {@code txn} is no longer active, its writes moved to a
+     *     temporary file, or the environment is closed
+     */
+    public void updateAll(Transaction txn, String function, byte[] argument) {
+        Objects.requireNonNull(txn, "txn");
+        txn.checkOwner(env);
+        txn.checkActive();
+        checkedCall(new byte[0], function, argument, null);
+        txn.updateAll(this, function, argument);
+    }
+
+    /**
+     * Removes every key {@code k} with {@code fromInclusive <= k < toExclusive} (a null bound
+     * leaves that end open) in one message: the call takes the same time whatever the row count.
+     * Rows committed before it are gone for every read from then on, wherever their writes wait;
+     * rows written after it are not touched. Their space comes back as the message reaches the
+     * leaves. Blind, as {@link #updateAll(String, byte[])}. Equal bounds remove nothing.
+     *
+     * @throws IllegalArgumentException if {@code fromInclusive} sorts after {@code toExclusive}
+     *     (unsigned byte order), or a bound is longer than a key may be
+     * @throws IllegalStateException if the environment is closed
+     */
+    public void deleteRange(byte[] fromInclusive, byte[] toExclusive) {
+        checkOpen();
+        if (checkRange(fromInclusive, toExclusive)) {
+            env.commit(-1, List.of(WriteOp.rangeDelete(id, tree, lowerBound(fromInclusive),
+                    toExclusive == null ? null : toExclusive.clone())));
+        }
+    }
+
+    /**
+     * As {@link #deleteRange(byte[], byte[])}, within {@code txn}: reads in {@code txn} see it at
+     * once. It applies to what {@code txn}'s snapshot holds and before {@code txn}'s own writes:
+     * keys in the range that {@code txn} wrote earlier become deletes; keys it writes later are
+     * written. The same limit on {@code txn}'s size as
+     * {@link #updateAll(Transaction, String, byte[])}.
+     *
+     * @throws IllegalArgumentException as {@link #deleteRange(byte[], byte[])}
+     * @throws IllegalStateException if {@code txn} is no longer active, its writes moved to a
+     *     temporary file, or the environment is closed
+     */
+    public void deleteRange(Transaction txn, byte[] fromInclusive, byte[] toExclusive) {
+        Objects.requireNonNull(txn, "txn");
+        txn.checkOwner(env);
+        txn.checkActive();
+        if (checkRange(fromInclusive, toExclusive)) {
+            txn.deleteRange(this, lowerBound(fromInclusive), toExclusive == null ? null : toExclusive.clone());
+        }
+    }
+
+    /** Checks a range's bounds; whether it holds any key. */
+    private static boolean checkRange(byte[] fromInclusive, byte[] toExclusive) {
+        for (byte[] bound : new byte[][] {fromInclusive, toExclusive}) {
+            if (bound != null && bound.length > MAX_KEY_BYTES) {
+                throw new IllegalArgumentException("a range bound of " + bound.length + " bytes exceeds the key limit of "
+                        + MAX_KEY_BYTES);
+            }
+        }
+        if (fromInclusive == null || toExclusive == null) {
+            return true;
+        }
+        int c = Keys.compare(fromInclusive, toExclusive);
+        if (c > 0) {
+            throw new IllegalArgumentException("the range's lower bound sorts after its upper bound");
+        }
+        return c < 0;
+    }
+
+    private static byte[] lowerBound(byte[] fromInclusive) {
+        return fromInclusive == null ? new byte[0] : fromInclusive.clone();
     }
 
     /**

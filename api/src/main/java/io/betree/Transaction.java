@@ -3,6 +3,7 @@ package io.betree;
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.tree.ScanOverlay;
+import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
 import io.betree.internal.txn.spill.SpilledWrites;
 import java.util.ArrayList;
@@ -64,6 +65,8 @@ public final class Transaction implements AutoCloseable {
      * Compared by identity.
      */
     private final Set<byte[]> updateLists = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Range deletes and broadcasts, which apply before {@link #writes}. */
+    private final OwnRanges ranges = new OwnRanges();
     /** Whether the snapshot was ended (at commit, or by {@link #finish}). */
     private boolean snapshotEnded;
 
@@ -99,6 +102,9 @@ public final class Transaction implements AutoCloseable {
             count += set.size();
         }
         List<WriteOp> ops = new ArrayList<>(count);
+        for (Index index : ranges.indexes()) {
+            ops.addAll(ranges.ops(index));
+        }
         for (Map.Entry<Index, WriteSet> e : writes.entrySet()) {
             Index index = e.getKey();
             e.getValue().forEach((key, value) -> ops.add(value == DELETED ? WriteOp.delete(index.id(), index.tree(), key)
@@ -131,6 +137,10 @@ public final class Transaction implements AutoCloseable {
 
     /** Moves the writes on the heap to the spill file, as its newest run. */
     private void spill() {
+        if (!ranges.isEmpty()) {
+            throw new IllegalStateException("a transaction with deleteRange or updateAll keeps its writes on the heap,"
+                    + " and this one's passed EnvironmentOptions.transactionMemoryBytes; it is aborted");
+        }
         if (spilled == null) {
             spilled = env.newSpill();
         }
@@ -157,6 +167,7 @@ public final class Transaction implements AutoCloseable {
         active = false;
         writes.clear();
         updateLists.clear();
+        ranges.clear();
         SpilledWrites s = spilled;
         spilled = null;
         try {
@@ -219,6 +230,65 @@ public final class Transaction implements AutoCloseable {
         } else {
             store(index, key, index.checkedCall(key, function, argument, own == null ? null : own.value()), true);
         }
+    }
+
+    /**
+     * Records a delete of every key in {@code [lower, upper)} ({@code upper} null: no end): the
+     * transaction's own earlier writes of keys in it become deletes; the range delete takes what its
+     * snapshot holds there when it commits.
+     */
+    void deleteRange(Index index, byte[] lower, byte[] upper) {
+        checkNotSpilled("deleteRange");
+        WriteSet set = writes.get(index);
+        if (set != null) {
+            NavigableMap<byte[], byte[]> inRange = upper == null ? set.sorted().tailMap(lower, true)
+                    : set.sorted().subMap(lower, true, upper, false);
+            for (byte[] key : new ArrayList<>(inRange.keySet())) {
+                store(index, key, DELETED, false);
+            }
+        }
+        ranges.addDelete(index, lower, upper);
+    }
+
+    /**
+     * Records a broadcast of {@code function} with {@code argument} ({@code updateList}, the call
+     * checked) to every key of {@code index}: the transaction's own earlier writes of the index
+     * take the call now, and its own updates of keys it did not write otherwise become puts of what
+     * they come to (read from its snapshot: they then conflict as puts do), since the broadcast,
+     * which applies first at commit, must not apply after them.
+     */
+    void updateAll(Index index, String function, byte[] argument) {
+        checkNotSpilled("updateAll");
+        WriteSet set = writes.get(index);
+        if (set != null) {
+            List<Map.Entry<byte[], byte[]>> changed = new ArrayList<>();
+            for (Map.Entry<byte[], byte[]> e : set.sorted().entrySet()) {
+                byte[] key = e.getKey();
+                byte[] now = e.getValue() == DELETED ? null
+                        : updateLists.contains(e.getValue()) ? index.get(this, key) : e.getValue();
+                byte[] after = now == null ? null : index.callNow(key, now, function, argument);
+                changed.add(Map.entry(key, after == null ? DELETED : after));
+            }
+            for (Map.Entry<byte[], byte[]> e : changed) {
+                store(index, e.getKey(), e.getValue(), false);
+            }
+        }
+        ranges.addBroadcast(index, UpdateList.of(function, argument));
+    }
+
+    private void checkNotSpilled(String what) {
+        if (spilled != null) {
+            throw new IllegalStateException(what + " is not available in a transaction whose writes passed"
+                    + " EnvironmentOptions.transactionMemoryBytes and moved to a temporary file");
+        }
+    }
+
+    /**
+     * What {@code committed}, the value of {@code key} in the snapshot (null: absent), comes to
+     * after the transaction's own range deletes and broadcasts on {@code index}; null when absent.
+     */
+    byte[] overOwnRanges(Index index, byte[] key, byte[] committed) {
+        return ranges.any(index) ? ranges.over(index, key, committed, env.functions()) : committed;
     }
 
     /**
@@ -290,7 +360,8 @@ public final class Transaction implements AutoCloseable {
     ScanOverlay writesTo(Index index) {
         WriteSet own = writes.get(index);
         SpilledWrites moved = spilled;
-        if (own == null && moved == null) {
+        boolean ownRanges = ranges.any(index);
+        if (own == null && moved == null && !ownRanges) {
             return null;
         }
         // The update lists among the spilled writes a scan has read so far, by identity.
@@ -316,6 +387,16 @@ public final class Transaction implements AutoCloseable {
             @Override
             public boolean isUpdateList(byte[] value) {
                 return updateLists.contains(value) || movedUpdateLists.contains(value);
+            }
+
+            @Override
+            public boolean hasRanges() {
+                return ownRanges;
+            }
+
+            @Override
+            public byte[] overRanges(byte[] key, byte[] committed) {
+                return overOwnRanges(index, key, committed);
             }
         };
     }

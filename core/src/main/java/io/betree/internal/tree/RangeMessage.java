@@ -61,17 +61,17 @@ public final class RangeMessage {
     }
 
     /** The smallest key covered (the empty key when unbounded). */
-    byte[] lower() {
+    public byte[] lower() {
         return lower;
     }
 
     /** The first key above the range, or null when unbounded. */
-    byte[] upper() {
+    public byte[] upper() {
         return upper;
     }
 
     /** The update list of a range update; null for a range delete. */
-    byte[] updates() {
+    public byte[] updates() {
         return updates;
     }
 
@@ -80,7 +80,7 @@ public final class RangeMessage {
     }
 
     /** Whether {@code key} lies in the range. */
-    boolean covers(byte[] key) {
+    public boolean covers(byte[] key) {
         return Keys.compare(key, lower) >= 0 && (upper == null || Keys.compare(key, upper) < 0);
     }
 

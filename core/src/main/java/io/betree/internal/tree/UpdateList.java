@@ -55,6 +55,21 @@ public final class UpdateList {
     }
 
     /**
+     * The calls of {@code first} then those of {@code second}, as one list.
+     *
+     * @throws IllegalArgumentException if they hold more than 65,535 calls together
+     */
+    public static byte[] concat(byte[] first, byte[] second) {
+        int calls = count(first) + count(second);
+        if (calls > MAX_CALLS) {
+            throw new IllegalArgumentException("a list takes at most " + MAX_CALLS + " calls");
+        }
+        ByteBuffer out = ByteBuffer.allocate(Math.addExact(first.length, second.length - 2));
+        out.putShort((short) calls).put(first, 2, first.length - 2).put(second, 2, second.length - 2);
+        return out.array();
+    }
+
+    /**
      * The UTF-8 bytes of a function's name.
      *
      * @throws IllegalArgumentException if the name is empty, longer than {@link #MAX_NAME_BYTES}

@@ -225,8 +225,10 @@ public final class Engine implements AutoCloseable {
             }
             try {
                 ops.add(WriteOp.replayed(op, index.tree()));
-                if (op.type() == CommitRecord.UPDATE) {
-                    for (String name : UpdateList.names(op.value())) {
+                byte[] calls = op.type() == CommitRecord.UPDATE ? op.value()
+                        : op.type() == CommitRecord.RANGE_UPDATE ? ops.get(ops.size() - 1).range().updates() : null;
+                if (calls != null) {
+                    for (String name : UpdateList.names(calls)) {
                         if (!settings.updateFunctions().knows(name)) {
                             throw UpdateFunctions.unknown(name);
                         }

@@ -1,5 +1,6 @@
 package io.betree.internal.txn;
 
+import io.betree.internal.tree.RangeMessage;
 import io.betree.internal.txn.spill.CommitRun;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,13 @@ final class ConflictTable {
     /** Large commits, oldest first; replaced, never modified, so lookups need no lock. */
     private volatile List<LargeCommit> large = List.of();
 
+    /** Range deletes and broadcasts of recent commits, oldest first; replaced, never modified. */
+    private volatile List<RangeCommit> ranges = List.of();
+
     private record LargeCommit(long ts, CommitRun keys) {
+    }
+
+    private record RangeCommit(long ts, int indexId, RangeMessage range) {
     }
 
     /** The newest commit recorded that is not large, or 0. */
@@ -61,6 +68,7 @@ final class ConflictTable {
      */
     long lastCommit(long hash, int indexId, byte[] key, long snapshotTs, long largeCheckedTs) {
         long ts = recentFilter.mayHaveWritten(hash, snapshotTs) ? lastSmallCommit(hash) : 0;
+        ts = Math.max(ts, lastRangeCovering(indexId, key, snapshotTs));
         long floor = Math.max(Math.max(ts, snapshotTs), largeCheckedTs);
         List<LargeCommit> big = large;
         for (int i = big.size() - 1; i >= 0 && big.get(i).ts > floor; i--) {
@@ -69,6 +77,32 @@ final class ConflictTable {
             }
         }
         return ts;
+    }
+
+    /**
+     * The newest commit after {@code snapshotTs} whose range delete or broadcast covers {@code key}
+     * of index {@code indexId}, or 0. A write of the key conflicts with it as with a write of the
+     * key itself.
+     */
+    long lastRangeCovering(int indexId, byte[] key, long snapshotTs) {
+        List<RangeCommit> r = ranges;
+        for (int i = r.size() - 1; i >= 0 && r.get(i).ts > snapshotTs; i--) {
+            if (r.get(i).indexId == indexId && r.get(i).range.covers(key)) {
+                return r.get(i).ts;
+            }
+        }
+        return 0;
+    }
+
+    /** Records the range deletes and broadcasts among {@code ops}, committed at {@code ts}. Called in commit order. */
+    void recordRanges(long ts, List<WriteOp> ops) {
+        List<RangeCommit> next = new ArrayList<>(ranges);
+        for (WriteOp op : ops) {
+            if (op.isRange()) {
+                next.add(new RangeCommit(ts, op.indexId(), op.range()));
+            }
+        }
+        ranges = List.copyOf(next);
     }
 
     /** The runs of the large commits after {@code snapshotTs}, oldest first, with their timestamps. */
@@ -128,6 +162,14 @@ final class ConflictTable {
     /** Forgets commits at or before {@code horizon}: no live snapshot predates them. */
     void prune(long horizon) {
         recent.advanceHorizon(horizon);
+        List<RangeCommit> r = ranges;
+        int stale = 0;
+        while (stale < r.size() && r.get(stale).ts <= horizon) {
+            stale++;
+        }
+        if (stale > 0) {
+            ranges = List.copyOf(r.subList(stale, r.size()));
+        }
         List<LargeCommit> big = large;
         int dropped = 0;
         while (dropped < big.size() && big.get(dropped).ts <= horizon) {

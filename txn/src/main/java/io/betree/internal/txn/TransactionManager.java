@@ -268,6 +268,10 @@ public final class TransactionManager implements MvccHorizon {
             WriteOp op = ops.get(i);
             hashes[i] = ConflictTable.hash(op.indexId(), op.key());
         }
+        boolean ranges = false;
+        for (WriteOp op : ops) {
+            ranges |= op.isRange();
+        }
         List<List<WriteOp>> byTree = GroupedWrites.byTree(ops, WriteOp::tree);
         long[] treeTurns = new long[byTree.size()];
         long ts;
@@ -313,6 +317,9 @@ public final class TransactionManager implements MvccHorizon {
                 // what no snapshot can predate any longer is dropped first.
                 conflicts.prune(oldestSnapshot());
                 conflicts.record(ts, hashes);
+                if (ranges) {
+                    conflicts.recordRanges(ts, ops);
+                }
                 for (int t = 0; t < treeTurns.length; t++) {
                     treeTurns[t] = turns.take(byTree.get(t).get(0).tree());
                 }
@@ -438,7 +445,8 @@ public final class TransactionManager implements MvccHorizon {
                 if (op.type() == CommitRecord.UPDATE) {
                     continue; // blind
                 }
-                long last = conflicts.lastSmallCommit(ConflictTable.hash(op.indexId(), op.key()));
+                long last = Math.max(conflicts.lastSmallCommit(ConflictTable.hash(op.indexId(), op.key())),
+                        conflicts.lastRangeCovering(op.indexId(), op.key(), snapshotTs));
                 if (last > snapshotTs) {
                     return last;
                 }

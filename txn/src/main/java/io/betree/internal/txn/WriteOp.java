@@ -4,6 +4,7 @@ import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.LoggedWrite;
 import io.betree.internal.tree.BeTree;
 import io.betree.internal.tree.MessageType;
+import io.betree.internal.tree.RangeMessage;
 import io.betree.internal.tree.TreeWrite;
 import io.betree.internal.tree.UpdateList;
 import java.util.Objects;
@@ -13,17 +14,18 @@ import java.util.Objects;
  *
  * @param indexId the index's stable id (logged)
  * @param tree the index's tree
- * @param type the tree message ({@link MessageType#PUT}, {@link MessageType#DELETE} or
- *     {@link MessageType#UPDATE})
- * @param key the key
- * @param value the value, or {@code null} for a delete; for an update, its {@link UpdateList}
+ * @param type the tree message ({@link MessageType#PUT}, {@link MessageType#DELETE},
+ *     {@link MessageType#UPDATE}, {@link MessageType#RANGE_UPDATE} or {@link MessageType#RANGE_DELETE})
+ * @param key the key; of a range message, the range's lower bound (empty: none)
+ * @param value the value, or {@code null} for a delete; for an update, its {@link UpdateList}; for a
+ *     range message, its upper bound and update list ({@link RangeMessage#encodeValue})
  */
 public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite, LoggedWrite {
 
     /** Checks the key is present and the type is one the log can record. */
     public WriteOp {
         Objects.requireNonNull(key, "key");
-        if (type != MessageType.PUT && type != MessageType.DELETE && type != MessageType.UPDATE) {
+        if (!MessageType.isKnown(type)) {
             throw new IllegalArgumentException("unknown write type " + type);
         }
     }
@@ -43,16 +45,53 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
         return new WriteOp(indexId, tree, MessageType.UPDATE, key, Objects.requireNonNull(updateList, "updateList"));
     }
 
-    /** Whether this write is an update: blind, so it takes no part in conflict checks, though later writers conflict with it. */
+    /**
+     * A delete of every key in {@code [lower, upper)} ({@code lower} empty, {@code upper} null: no
+     * bound on that side). The arrays are not copied.
+     */
+    public static WriteOp rangeDelete(int indexId, BeTree tree, byte[] lower, byte[] upper) {
+        return new WriteOp(indexId, tree, MessageType.RANGE_DELETE, lower, RangeMessage.encodeValue(upper, null));
+    }
+
+    /** An update of every key present in the index by the calls of {@code updateList} (a broadcast). */
+    public static WriteOp broadcast(int indexId, BeTree tree, byte[] updateList) {
+        return new WriteOp(indexId, tree, MessageType.RANGE_UPDATE, new byte[0],
+                RangeMessage.encodeValue(null, Objects.requireNonNull(updateList, "updateList")));
+    }
+
+    /**
+     * Whether this write is an update, a broadcast or a range delete: blind, so it takes no part in
+     * conflict checks, though later writers of its keys conflict with it.
+     */
     public boolean blind() {
-        return type == MessageType.UPDATE;
+        return type == MessageType.UPDATE || MessageType.isRange(type);
+    }
+
+    /** Whether this write covers a key range ({@link #range}). */
+    public boolean isRange() {
+        return MessageType.isRange(type);
+    }
+
+    /** The range this write covers; only for {@link #isRange} writes. */
+    public RangeMessage range() {
+        return RangeMessage.of(type, 0, 0, key, value);
     }
 
     /** The log's op code for the write. */
     @Override
     public byte opCode() {
-        return type == MessageType.PUT ? CommitRecord.PUT : type == MessageType.DELETE ? CommitRecord.DELETE
-                : CommitRecord.UPDATE;
+        switch (type) {
+            case MessageType.PUT:
+                return CommitRecord.PUT;
+            case MessageType.DELETE:
+                return CommitRecord.DELETE;
+            case MessageType.UPDATE:
+                return CommitRecord.UPDATE;
+            case MessageType.RANGE_UPDATE:
+                return CommitRecord.RANGE_UPDATE;
+            default:
+                return CommitRecord.RANGE_DELETE;
+        }
     }
 
     /**
@@ -75,6 +114,14 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
                             + op.indexId());
                 }
                 return update(op.indexId(), tree, op.key(), op.value());
+            case CommitRecord.RANGE_UPDATE:
+            case CommitRecord.RANGE_DELETE:
+                byte type = op.type() == CommitRecord.RANGE_UPDATE ? MessageType.RANGE_UPDATE : MessageType.RANGE_DELETE;
+                if (op.value() == null) {
+                    throw new IllegalArgumentException("a range message without bounds for index " + op.indexId());
+                }
+                RangeMessage.of(type, 0, 0, op.key(), op.value()); // checks it
+                return new WriteOp(op.indexId(), tree, type, op.key(), op.value());
             default:
                 throw new IllegalArgumentException("unknown op code " + op.type() + " for index " + op.indexId());
         }
