@@ -24,7 +24,11 @@ import java.util.TreeMap;
  * {@code by_owner} (key: 9-byte owner name + id; value: id) in step, sets the row {@code last}
  * of the index {@code meta} to {@code seq}, and adds one to its row {@code commits} with an update
  * function ({@link #ADD}), blind: after any committed prefix the two are equal, so an update lost,
- * torn from its transaction or applied twice by recovery shows. What a transaction does depends only on the seed, its
+ * torn from its transaction or applied twice by recovery shows. It also adds the row {@code seq}
+ * (value 0) to the index {@code trail}; every 7th transaction first adds one to every row of the
+ * trail by a broadcast ({@link Index#updateAll}), and every 16th deletes the rows older than
+ * {@code seq - 10} by a range delete ({@link Index#deleteRange}), so that the trail after any
+ * prefix is known exactly ({@link #expectedTrail}). What a transaction does depends only on the seed, its
  * seq and the state the previous transactions left, so a {@link Model} can recompute the exact state
  * after any number of commits, and a restarted process can carry on where the data ends.
  */
@@ -32,6 +36,7 @@ final class AccountsWorkload {
     static final String ACCOUNTS = "accounts";
     static final String BY_OWNER = "by_owner";
     static final String META = "meta";
+    static final String TRAIL = "trail";
     static final byte[] LAST = "last".getBytes(StandardCharsets.US_ASCII);
     static final byte[] COMMITS = "commits".getBytes(StandardCharsets.US_ASCII);
     /** Adds an 8-byte count to an 8-byte value, an absent one counting as 0. */
@@ -62,12 +67,27 @@ final class AccountsWorkload {
                 .updateFunction("add", ADD);
     }
 
-    /** The workload's three indexes in one environment. */
-    record Indexes(Index accounts, Index byOwner, Index meta) {
+    /** The workload's four indexes in one environment. */
+    record Indexes(Index accounts, Index byOwner, Index meta, Index trail) {
     }
 
     static Indexes open(Environment env) {
-        return new Indexes(env.openIndex(ACCOUNTS, shape()), env.openIndex(BY_OWNER, shape()), env.openIndex(META, shape()));
+        return new Indexes(env.openIndex(ACCOUNTS, shape()), env.openIndex(BY_OWNER, shape()), env.openIndex(META, shape()),
+                env.openIndex(TRAIL, shape()));
+    }
+
+    /**
+     * The trail after {@code commits} transactions: row {@code s} is there unless the range delete
+     * of a later transaction {@code t} (a multiple of 16) dropped it ({@code s < t - 10}), and counts
+     * the broadcasts of the transactions after it (multiples of 7).
+     */
+    static TreeMap<Long, Long> expectedTrail(long commits) {
+        TreeMap<Long, Long> trail = new TreeMap<>();
+        long lastDelete = commits - commits % 16;
+        for (long s = lastDelete == 0 ? 1 : Math.max(1, lastDelete - 10); s <= commits; s++) {
+            trail.put(s, commits / 7 - s / 7);
+        }
+        return trail;
     }
 
     // ------------------------------------------------------------------ encodings
@@ -156,6 +176,13 @@ final class AccountsWorkload {
 
     /** Performs transaction {@code seq} in {@code txn} (without committing it). */
     void apply(Transaction txn, Indexes ix, long seq) {
+        if (seq % 7 == 0) {
+            ix.trail().updateAll(txn, "add", seqBytes(1));
+        }
+        if (seq % 16 == 0) {
+            ix.trail().deleteRange(txn, null, seqBytes(seq - 10));
+        }
+        ix.trail().put(txn, seqBytes(seq), seqBytes(0));
         for (Step s : plan(seq)) {
             byte[] key = idKey(s.id());
             byte[] current = ix.accounts().get(txn, key);
@@ -239,6 +266,10 @@ final class AccountsWorkload {
             if (meta && s.last != commits) {
                 sb.append("meta.last is ").append(s.last).append(", expected ").append(commits).append("; ");
             }
+            if (meta && !s.trail.equals(expectedTrail(commits))) {
+                sb.append("the trail (row: broadcasts met) is ").append(s.trail).append(", expected ")
+                        .append(expectedTrail(commits)).append("; ");
+            }
             int shown = 0;
             TreeMap<Long, Object> all = new TreeMap<>();
             rows.keySet().forEach(k -> all.put(k, k));
@@ -283,6 +314,7 @@ final class AccountsWorkload {
     /** What an environment holds, read in one snapshot. */
     static final class Stored {
         final TreeMap<Long, Row> rows = new TreeMap<>();
+        final TreeMap<Long, Long> trail = new TreeMap<>();
         long last;
     }
 
@@ -370,6 +402,15 @@ final class AccountsWorkload {
             int expectedRows = (last == null ? 0 : 1) + (commits == null ? 0 : 1);
             if (metaRows != expectedRows) {
                 throw new AssertionError("meta scan found " + metaRows + " rows, gets say " + expectedRows);
+            }
+            try (Cursor c = ix.trail().scan(txn, null, null)) {
+                while (c.next()) {
+                    long count = ByteBuffer.wrap(c.value()).getLong();
+                    s.trail.put(ByteBuffer.wrap(c.key()).getLong(), count);
+                    if (!Arrays.equals(c.value(), ix.trail().get(txn, c.key()))) {
+                        throw new AssertionError("trail row " + ByteBuffer.wrap(c.key()).getLong() + ": get disagrees with the scan");
+                    }
+                }
             }
         }
         return s;

@@ -16,8 +16,10 @@ import io.betree.Transaction;
 import io.betree.UpdateFunction;
 import io.betree.TreeChecks;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
@@ -27,7 +29,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Drives an index with random puts, deletes, updates, gets and scans and compares every answer with a
+ * Drives an index with random puts, deletes, updates, range deletes, broadcasts, gets, scans and
+ * transactions and compares every answer with a
  * {@link TreeMap}, closing and reopening the environment now and then and checking the trees'
  * invariants after every reopen ({@link TreeChecks}). Nodes are small and the cache is at its
  * minimum so that flushes, splits, merges and eviction all happen often.
@@ -105,6 +108,22 @@ class ModelBasedTest {
                     byte[] k = rnd.nextInt(4) == 0 || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
                     idx.delete(k);
                     model.remove(k);
+                } else if (kind < 953) {
+                    // A range delete, mostly narrow: a wide one now and then empties much of the model.
+                    byte[] from = rnd.nextInt(20) == 0 ? null : key(rnd, keySpace);
+                    byte[] to = rnd.nextInt(20) == 0 || from == null ? null : successor(from, rnd);
+                    if (rnd.nextInt(3) == 0 && from != null) {
+                        to = key(rnd, keySpace);
+                    }
+                    if (from != null && to != null && Arrays.compareUnsigned(from, to) > 0) {
+                        continue;
+                    }
+                    idx.deleteRange(from, to);
+                    deleteRange(model, from, to);
+                } else if (kind < 955) {
+                    byte[] column = value(rnd, 4);
+                    idx.updateAll("append", column);
+                    broadcast(model, column);
                 } else if (kind < 960) {
                     byte[] k = rnd.nextBoolean() || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
                     byte[] expected = model.get(k);
@@ -139,16 +158,37 @@ class ModelBasedTest {
         }
     }
 
+    /** Removes the model's keys in {@code [from, to)} (null: open). */
+    private static void deleteRange(NavigableMap<byte[], byte[]> model, byte[] from, byte[] to) {
+        if (from == null && to == null) {
+            model.clear();
+        } else if (from == null) {
+            model.headMap(to, false).clear();
+        } else if (to == null) {
+            model.tailMap(from, true).clear();
+        } else {
+            model.subMap(from, true, to, false).clear();
+        }
+    }
+
+    /** Appends {@code column} to every value of the model (no key is deleted: it is never "!"). */
+    private static void broadcast(NavigableMap<byte[], byte[]> model, byte[] column) {
+        model.replaceAll((k, v) -> APPEND.apply(k, v, column));
+    }
+
     /**
-     * A transaction of a few writes and reads that commits or aborts; while it is open, writes
-     * made outside it must stay invisible to it, and its own writes visible only to it.
+     * A transaction of a few writes, range deletes, broadcasts and reads that commits or aborts;
+     * while it is open, writes made outside it must stay invisible to it, and its own writes
+     * visible only to it. At commit its operations are replayed on the model in order: its range
+     * deletes and broadcasts take what is committed by then, outside writes included.
      */
     private static void runTransaction(Environment env, Index idx, NavigableMap<byte[], byte[]> model, Random rnd,
             int keySpace, int op) {
-        NavigableMap<byte[], byte[]> snapshot = new TreeMap<>(Arrays::compareUnsigned);
-        snapshot.putAll(model);
+        NavigableMap<byte[], byte[]> view = new TreeMap<>(Arrays::compareUnsigned);
+        view.putAll(model);
         NavigableMap<byte[], byte[]> own = new TreeMap<>(Arrays::compareUnsigned);
         NavigableMap<byte[], byte[]> outside = new TreeMap<>(Arrays::compareUnsigned);
+        List<java.util.function.Consumer<NavigableMap<byte[], byte[]>>> replay = new ArrayList<>();
         try (Transaction txn = env.begin()) {
             int writes = 1 + rnd.nextInt(20);
             for (int w = 0; w < writes; w++) {
@@ -156,13 +196,32 @@ class ModelBasedTest {
                 if (outside.containsKey(k)) {
                     continue; // Writing it would be a write conflict (tested elsewhere).
                 }
-                if (rnd.nextInt(3) == 0) {
+                int what = rnd.nextInt(40);
+                if (what == 0) {
+                    byte[] from = key(rnd, keySpace);
+                    byte[] to = successor(from, rnd);
+                    if (Arrays.compareUnsigned(from, to) > 0) {
+                        continue;
+                    }
+                    idx.deleteRange(txn, from, to);
+                    deleteRange(view, from, to);
+                    replay.add(m -> deleteRange(m, from, to));
+                } else if (what == 1) {
+                    byte[] column = value(rnd, 3);
+                    idx.updateAll(txn, "append", column);
+                    broadcast(view, column);
+                    replay.add(m -> broadcast(m, column));
+                } else if (what < 14) {
                     idx.delete(txn, k);
                     own.put(k, null);
+                    view.remove(k);
+                    replay.add(m -> m.remove(k));
                 } else {
                     byte[] v = value(rnd);
                     idx.put(txn, k, v);
                     own.put(k, v);
+                    view.put(k, v);
+                    replay.add(m -> m.put(k, v));
                 }
                 if (rnd.nextInt(4) == 0) {
                     // A write outside the transaction, to a key it does not touch.
@@ -175,21 +234,12 @@ class ModelBasedTest {
                     }
                 }
                 byte[] probe = rnd.nextBoolean() ? k : key(rnd, keySpace);
-                byte[] expected = own.containsKey(probe) ? own.get(probe) : snapshot.get(probe);
+                byte[] expected = view.get(probe);
                 byte[] actual = idx.get(txn, probe);
                 if (expected == null) {
                     assertEquals(null, actual, "transactional get of absent key at op " + op);
                 } else {
                     assertArrayEquals(expected, actual, "transactional get at op " + op);
-                }
-            }
-            NavigableMap<byte[], byte[]> view = new TreeMap<>(Arrays::compareUnsigned);
-            view.putAll(snapshot);
-            for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
-                if (e.getValue() == null) {
-                    view.remove(e.getKey());
-                } else {
-                    view.put(e.getKey(), e.getValue());
                 }
             }
             Iterator<Map.Entry<byte[], byte[]>> it = view.entrySet().iterator();
@@ -203,12 +253,8 @@ class ModelBasedTest {
             }
             if (rnd.nextInt(4) != 0) {
                 txn.commit();
-                for (Map.Entry<byte[], byte[]> e : own.entrySet()) {
-                    if (e.getValue() == null) {
-                        model.remove(e.getKey());
-                    } else {
-                        model.put(e.getKey(), e.getValue());
-                    }
+                for (java.util.function.Consumer<NavigableMap<byte[], byte[]>> r : replay) {
+                    r.accept(model);
                 }
             }
         }
@@ -267,6 +313,15 @@ class ModelBasedTest {
         byte[] probe = key(rnd, keySpace);
         byte[] k = model.ceilingKey(probe);
         return k != null ? k : model.firstKey();
+    }
+
+    /** A value of {@code length} letters: never "!", which deletes. */
+    private static byte[] value(Random rnd, int length) {
+        byte[] v = new byte[length];
+        for (int i = 0; i < length; i++) {
+            v[i] = (byte) ('a' + rnd.nextInt(26));
+        }
+        return v;
     }
 
     private static byte[] value(Random rnd) {
