@@ -2,6 +2,8 @@ package io.betree.bench;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +12,7 @@ import io.betree.Codec;
 import io.betree.bench.engine.EngineAdapter;
 import io.betree.bench.engine.EngineAdapter.Table;
 import io.betree.bench.engine.EngineSettings;
+import io.betree.bench.engine.Updates;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -159,5 +162,95 @@ class EngineAdapterContractTest {
         });
         assertEquals((long) threads * batches * 100, n[0]);
         e.close();
+    }
+
+    /**
+     * Counter increments add up in either engine's encoding, absent counting as 0, across commits
+     * and a reopen; a field write changes just the field and leaves absent keys absent; a
+     * read-modify-write batch reads the committed value.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb"})
+    void updatesOfCountersAndFields(String engine) {
+        EngineAdapter e = EngineAdapter.create(engine);
+        e.open(dir, SETTINGS);
+        Updates u = e.updates();
+        assertNotNull(u);
+        Table t = e.table("t");
+        t.put(b(1), u.encodeCounter(40));
+        e.commit();
+        u.addToCounter(t, b(1), 2);
+        u.addToCounter(t, b(2), 5);
+        e.commit();
+        u.addToCounter(t, b(2), -1);
+        e.commit();
+        assertEquals(42, u.decodeCounter(t.get(b(1))));
+        assertEquals(4, u.decodeCounter(t.get(b(2))));
+        assertEquals(0, u.decodeCounter(t.get(b(3))));
+        assertArrayEquals(u.encodeCounter(42), t.get(b(1)));
+        assertEquals(0, u.inBatch(() -> t.put(b(1), u.encodeCounter(u.decodeCounter(u.readInBatch(t, b(1))) + 1))));
+        assertEquals(43, u.decodeCounter(t.get(b(1))));
+        if (u.hasBlindFieldWrite()) {
+            t.put(b(9), b(1, 2, 3, 4, 5, 6));
+            e.commit();
+            u.setField(t, b(9), 2, b(7, 8));
+            u.setField(t, b(10), 0, b(7));
+            e.commit();
+            assertArrayEquals(b(1, 2, 7, 8, 5, 6), t.get(b(9)));
+            assertNull(t.get(b(10)));
+        } else {
+            assertThrows(UnsupportedOperationException.class, () -> u.setField(t, b(9), 0, b(7)));
+        }
+        e.close();
+        e.open(dir, SETTINGS);
+        Table again = e.table("t");
+        assertEquals(43, e.updates().decodeCounter(again.get(b(1))));
+        assertEquals(4, e.updates().decodeCounter(again.get(b(2))));
+        e.close();
+    }
+
+    /** betree's read-modify-write batches isolate, so concurrent increments of a few counters all count. */
+    @org.junit.jupiter.api.Test
+    void betreeReadModifyWriteRetriesConflicts() throws Exception {
+        EngineAdapter e = EngineAdapter.create("betree");
+        e.open(dir, SETTINGS);
+        Updates u = e.updates();
+        assertTrue(u.isolatedReadModifyWrite());
+        Table t = e.table("t");
+        int threads = 4;
+        int perThread = 300;
+        long[] retries = new long[threads];
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int w = 0; w < threads; w++) {
+                int writer = w;
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        byte[] k = b(i % 3);
+                        retries[writer] += u.inBatch(() -> t.put(k,
+                                u.encodeCounter(u.decodeCounter(u.readInBatch(t, k)) + 1)));
+                    }
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long sum = 0;
+        for (int k = 0; k < 3; k++) {
+            sum += u.decodeCounter(t.get(b(k)));
+        }
+        assertEquals((long) threads * perThread, sum);
+        e.close();
+    }
+
+    @org.junit.jupiter.api.Test
+    void lmdbHasNoUpdatesAndRocksDbNoIsolation() {
+        assertNull(EngineAdapter.create("lmdb").updates());
+        assertFalse(EngineAdapter.create("rocksdb").updates().isolatedReadModifyWrite());
+        assertFalse(EngineAdapter.create("rocksdb").updates().hasBlindFieldWrite());
     }
 }

@@ -64,6 +64,15 @@ public interface EngineAdapter extends AutoCloseable {
         return -1;
     }
 
+    /**
+     * The engine's messages beyond put and delete (blind counter increments and field writes, and
+     * read-modify-write batches), or null when it has none: then the update benchmark skips it.
+     * What it has can be asked of a closed adapter too; its writes and reads need it open.
+     */
+    default Updates updates() {
+        return null;
+    }
+
     /** One ordered key-value table; keys compare as unsigned byte strings in every engine. */
     interface Table {
         /** Stores {@code value} under {@code key} in the calling thread's current batch. */
