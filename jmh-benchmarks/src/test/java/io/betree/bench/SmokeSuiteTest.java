@@ -15,6 +15,7 @@ import io.betree.bench.workload.ReadWorkload;
 import io.betree.bench.workload.Results;
 import io.betree.bench.workload.Scale;
 import io.betree.bench.workload.TimeSeriesWorkload;
+import io.betree.bench.workload.UpdateWorkload;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -68,7 +69,8 @@ class SmokeSuiteTest {
         Scale t = Scale.named("tiny");
         return new Scale("tiny-small", 32L << 20, t.insertRows(), t.insertMaxSeconds(), t.fifoQueueRows(),
                 t.fifoChurnRows(), t.fifoMaxSeconds(), t.fifoHeadReads(), t.lookups(), t.shortScans(), t.mediumScans(),
-                t.compressBytes(), t.compressMaxSeconds(), t.timeSeriesSteps(), t.timeSeriesMaxSeconds());
+                t.compressBytes(), t.compressMaxSeconds(), t.timeSeriesSteps(), t.timeSeriesMaxSeconds(), t.counters(),
+                t.counterIncrements(), t.updateRows(), t.updates(), t.updateBatch(), t.updateMaxSeconds());
     }
 
     @Order(1)
@@ -134,6 +136,39 @@ class SmokeSuiteTest {
             assertTrue(r.terminalRowsPerSec() > 0, r.toString());
             double rowBytes = (double) r.logicalBytes() / r.rows();
             assertTrue(rowBytes >= 12 + 16 && rowBytes <= 12 + 100, r.toString());
+        }
+    }
+
+    /**
+     * The update benchmark's phases: each variant the engine has, with every increment and update
+     * it planned (the workload itself checks the counters and rows); none on LMDB.
+     */
+    @Order(1)
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb", "lmdb"})
+    void updateFunctionPhasesRunWhereSupported(String engine) {
+        BenchContext ctx = context(engine, "lz4");
+        Scale sc = ctx.scale();
+        List<PhaseResult> all = new java.util.ArrayList<>();
+        for (String variant : List.of(UpdateWorkload.BLIND, UpdateWorkload.GET_PUT)) {
+            UpdateWorkload.counters(ctx, 4, variant).ifPresent(all::add);
+            UpdateWorkload.updateNonIndex(ctx, 4, variant).ifPresent(all::add);
+        }
+        List<String> expected = switch (engine) {
+            case "betree" -> List.of("counters-update-4", "update-non-index-update-4", "counters-get-put-4",
+                    "update-non-index-get-put-4");
+            case "rocksdb" -> List.of("counters-merge-4", "update-non-index-get-put-4");
+            default -> List.of();
+        };
+        assertEquals(expected, all.stream().map(PhaseResult::phase).toList());
+        for (PhaseResult r : all) {
+            assertSane(r);
+            assertEquals(4, UpdateWorkload.threads(r));
+            assertTrue(List.of("update", "merge", "get-put").contains(UpdateWorkload.variant(r)), r.phase());
+            long planned = r.workload().equals(UpdateWorkload.COUNTERS) ? sc.counterIncrements() : sc.updates();
+            assertEquals(planned, r.rows(), r.toString());
+            assertEquals(planned / sc.updateBatch(), r.requests(), r.toString());
+            assertTrue(r.isWrite(), r.toString());
         }
     }
 
@@ -222,17 +257,18 @@ class SmokeSuiteTest {
             assertTrue(text.contains(engine), engine);
         }
         for (String section : List.of("Insert", "Delete-FIFO", "Time series", "Point lookups", "Range scans",
-                "Compression")) {
+                "Compression", "Update functions (issue 11)")) {
             assertTrue(text.contains(section), section);
         }
         for (String column : List.of("| scale |", "| terminal ÷ RocksDB |", "| cores busy |", "| max ms |",
-                "| rows/s ÷ 1 thread |", "| rows/s ÷ RocksDB |")) {
+                "| rows/s ÷ 1 thread |", "| rows/s ÷ RocksDB |", "| ÷ RocksDB merge |", "| ÷ get-put |")) {
             assertTrue(text.contains(column), column);
         }
         assertTrue(text.contains("| betree | zstd | tiny-small |"), "small-cache insert row");
         assertTrue(text.contains("| 1.00x |"), "RocksDB's own ratio");
         assertTrue(Files.exists(RESULTS.resolve("charts/insert-rate-small.png")));
         assertTrue(Files.exists(RESULTS.resolve("charts/timeseries.png")));
+        assertTrue(Files.exists(RESULTS.resolve("charts/updates.png")));
         try (Stream<Path> s = Files.list(RESULTS.resolve("charts"))) {
             List<Path> pngs = s.filter(p -> p.toString().endsWith(".png")).toList();
             assertTrue(pngs.size() >= 6, pngs.toString());

@@ -4,6 +4,7 @@ import io.betree.bench.workload.PhaseResult;
 import io.betree.bench.workload.Results;
 import io.betree.bench.workload.Scale;
 import io.betree.bench.workload.TimeSeriesWorkload;
+import io.betree.bench.workload.UpdateWorkload;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,7 +27,8 @@ import java.util.function.ToDoubleFunction;
  * queue's disk size and head-read latency over time, and a bar chart per workload. A small-cache
  * variant (scale {@code full-small}) sits in the same tables as its default, next to it, with
  * charts of its own over time. Rates are also given as ratios to RocksDB's at the same scale (and,
- * for the time series, the same thread count) and to the engine's own one-thread rate.
+ * for the time series, the same thread count) and to the engine's own one-thread rate; the update
+ * functions' rates (issue 11) to RocksDB's merge or get and put, and to the engine's own get and put.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.betree.bench.report.Report RESULTS_DIR [TITLE]}.
  */
@@ -106,6 +108,35 @@ public final class Report {
                                 ? r.rowsPerSec() : Double.NaN)
                         .toList());
         md.append("\n![time series](charts/timeseries.png)\n\n");
+
+        List<PhaseResult> counters = of(all, UpdateWorkload.COUNTERS);
+        List<PhaseResult> fields = of(all, UpdateWorkload.NON_INDEX);
+        md.append("## Update functions (issue 11)\n\n");
+        md.append("N client threads in batches of increments or updates, one transaction (betree) or write batch ")
+                .append("(RocksDB) each; latencies are per batch. LMDB has no merge and is not run.\n\n");
+        md.append("Counters: increment a random 8-byte counter by 1 (`update`: betree's update function, ")
+                .append("`merge`: RocksDB's `uint64add`, `get-put`: a get and a put in a betree transaction).\n\n");
+        md.append(table(counters, updateColumns(counters, "increments", "RocksDB merge", "merge", false)));
+        md.append("\nupdate_non_index: set a 4-byte field of a random 120-byte row (`update`: betree's update ")
+                .append("function, `get-put`: a get and a put, in a transaction in betree).\n\n");
+        md.append(table(fields, updateColumns(fields, "updates", "RocksDB get-put", UpdateWorkload.GET_PUT, true)));
+        List<PhaseResult> updates = new ArrayList<>(counters);
+        updates.addAll(fields);
+        // Bars side by side where the engines do the same thing: betree's update next to RocksDB's merge.
+        boolean severalThreads = updates.stream().map(UpdateWorkload::threads).distinct().count() > 1;
+        Function<PhaseResult, String> label = r -> {
+            boolean getPut = UpdateWorkload.variant(r).equals(UpdateWorkload.GET_PUT);
+            String l = r.workload().equals(UpdateWorkload.COUNTERS) ? getPut ? "counters get-put"
+                    : "counters update / merge" : getPut ? "fields get-put" : "fields update";
+            return severalThreads ? l + " (" + UpdateWorkload.threads(r) + " threads)" : l;
+        };
+        List<String> labels = distinct(updates, label);
+        bars(charts.resolve("updates.png"), "Update functions: increments or updates per second", "per second",
+                updates, labels, labels.stream()
+                        .<ToDoubleFunction<PhaseResult>>map(l -> r -> label.apply(r).equals(l) ? r.rowsPerSec()
+                                : Double.NaN)
+                        .toList());
+        md.append("\n![update functions](charts/updates.png)\n\n");
 
         List<PhaseResult> lookup = of(all, "lookup");
         md.append("## Point lookups (primary key, hit and miss, warm and cold)\n\n");
@@ -230,6 +261,33 @@ public final class Report {
         return c;
     }
 
+    /**
+     * Columns of an update-function table: the rate as a ratio to RocksDB's variant {@code rocksDb}
+     * and to the same engine's get and put, both with as many threads; {@code getPutFirst} puts the
+     * latter first (update_non_index, whose target is against get and put).
+     */
+    private static List<Column> updateColumns(List<PhaseResult> rows, String what, String rocksName, String rocksDb,
+            boolean getPutFirst) {
+        BiPredicate<PhaseResult, PhaseResult> sameRun = (r, o) -> o.scale().equals(r.scale())
+                && o.workload().equals(r.workload()) && UpdateWorkload.threads(o) == UpdateWorkload.threads(r);
+        Column vsRocks = ratio("÷ " + rocksName, rows, PhaseResult::rowsPerSec, (r, o) -> sameRun.test(r, o)
+                && o.engine().equals("rocksdb") && UpdateWorkload.variant(o).equals(rocksDb));
+        Column vsGetPut = ratio("÷ get-put", rows, PhaseResult::rowsPerSec, (r, o) -> sameRun.test(r, o)
+                && o.engine().equals(r.engine()) && UpdateWorkload.variant(o).equals(UpdateWorkload.GET_PUT));
+        List<Column> c = leading(rows, new Column("variant", UpdateWorkload::variant));
+        c.addAll(List.of(new Column("threads", r -> Integer.toString(UpdateWorkload.threads(r))),
+                new Column(what, r -> count(r.rows())), new Column(what + "/s", r -> fmt(r.rowsPerSec())),
+                getPutFirst ? vsGetPut : vsRocks, getPutFirst ? vsRocks : vsGetPut,
+                new Column("p50 ms", r -> fmt(r.p50Micros() / 1e3)),
+                new Column("p99 ms", r -> fmt(r.p99Micros() / 1e3)),
+                new Column("max ms", r -> fmt(r.maxMicros() / 1e3)), new Column("write amp", r -> amp(r.writeAmp())),
+                new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)),
+                new Column("CPU s/M " + what, r -> fmt(r.cpuSecPerMillionRows())),
+                new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
+                new Column("note", PhaseResult::note)));
+        return c;
+    }
+
     private static List<Column> readColumns(List<PhaseResult> rows, String rate, boolean mbps) {
         List<Column> c = leading(rows, new Column("phase", PhaseResult::phase));
         c.addAll(List.of(new Column("requests", r -> count(r.requests())), new Column(rate, r -> fmt(r.rowsPerSec())),
@@ -283,7 +341,8 @@ public final class Report {
         StringBuilder rule = new StringBuilder("|");
         for (Column c : cols) {
             b.append(' ').append(c.name()).append(" |");
-            rule.append(List.of("engine", "phase", "codec", "scale", "note").contains(c.name()) ? "---|" : "---:|");
+            rule.append(List.of("engine", "phase", "variant", "codec", "scale", "note").contains(c.name()) ? "---|"
+                    : "---:|");
         }
         b.append('\n').append(rule).append('\n');
         for (PhaseResult r : rows) {

@@ -16,7 +16,7 @@ import java.util.Map;
  * apply" (no write amplification for a read-only phase).
  *
  * @param scale scale preset
- * @param workload insert, fifo, timeseries, lookup, scan or compression
+ * @param workload insert, fifo, timeseries, lookup, scan, compression, counters or update-non-index
  * @param phase the measured part, e.g. {@code scan-100-cold}
  * @param engine engine name
  * @param codec codec the engine used
@@ -77,10 +77,11 @@ public record PhaseResult(String scale, String workload, String phase, String en
         return cpuSeconds / seconds;
     }
 
-    /** Whether the phase writes (insert, fifo, timeseries, compression). */
+    /** Whether the phase writes (insert, fifo, timeseries, compression, counters, update-non-index). */
     public boolean isWrite() {
         return workload.equals("insert") || workload.equals("fifo") && !phase.equals("fifo-head")
-                || workload.equals("timeseries") || workload.equals("compression");
+                || workload.equals("timeseries") || workload.equals("compression")
+                || workload.equals(UpdateWorkload.COUNTERS) || workload.equals(UpdateWorkload.NON_INDEX);
     }
 
     /** The headline figures by name, for the JMH profiler and the report (NaN ones left out). */

@@ -23,10 +23,17 @@ package io.betree.bench.workload;
  * @param compressMaxSeconds time cap of one compression load
  * @param timeSeriesSteps time steps of the time-series insert, 1,000 rows (one per sensor) each
  * @param timeSeriesMaxSeconds time cap of one time-series insert
+ * @param counters counters of the update benchmark's counters phases (all loaded at 0 first)
+ * @param counterIncrements increments per counters phase
+ * @param updateRows rows of the update benchmark's update_non_index phases (120-byte values)
+ * @param updates field updates per update_non_index phase
+ * @param updateBatch increments or updates per batch (one transaction, one write batch)
+ * @param updateMaxSeconds time cap of each load and each measured part of the update benchmark
  */
 public record Scale(String name, long budgetBytes, long insertRows, long insertMaxSeconds, long fifoQueueRows,
         long fifoChurnRows, long fifoMaxSeconds, long fifoHeadReads, long lookups, long shortScans, long mediumScans,
-        long compressBytes, long compressMaxSeconds, long timeSeriesSteps, long timeSeriesMaxSeconds) {
+        long compressBytes, long compressMaxSeconds, long timeSeriesSteps, long timeSeriesMaxSeconds, long counters,
+        long counterIncrements, long updateRows, long updates, long updateBatch, long updateMaxSeconds) {
 
     /** The preset {@code name} with any {@code bench.*} system property overrides applied. */
     public static Scale named(String name) {
@@ -34,25 +41,27 @@ public record Scale(String name, long budgetBytes, long insertRows, long insertM
         switch (name) {
             case "tiny":
                 s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 2_000, 200, 5, 2L << 20, 60, 40,
-                        60);
+                        60, 5_000, 20_000, 5_000, 20_000, 100, 60);
                 break;
             case "smoke":
                 s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60, 100,
-                        60);
+                        60, 100_000, 400_000, 50_000, 400_000, 100, 30);
                 break;
             case "smoke-small":
                 // betree's smallest cache (8 of its 4 MiB nodes): at this scale the variant only
                 // proves that the small-cache runs work.
                 s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 5_000, 500, 10, 8L << 20, 60, 100,
-                        60);
+                        60, 100_000, 400_000, 50_000, 400_000, 100, 30);
                 break;
             case "full":
+                // update_non_index: 10.5 M rows of 8 + 120 logical bytes are 1.34 GB, ten times the
+                // 128 MiB budget.
                 s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 300, 200, 20_000, 2_000,
-                        50, 1L << 30, 300, 10_000, 300);
+                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180);
                 break;
             case "full-small":
                 s = new Scale(name, 64L << 20, 28_000_000, 600, 28_000_000, 10_000_000, 400, 200, 20_000, 2_000,
-                        50, 1L << 30, 300, 10_000, 300);
+                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180);
                 break;
             default:
                 throw new IllegalArgumentException(
@@ -64,7 +73,10 @@ public record Scale(String name, long budgetBytes, long insertRows, long insertM
                 get("fifoHeadReads", s.fifoHeadReads), get("lookups", s.lookups), get("shortScans", s.shortScans),
                 get("mediumScans", s.mediumScans), get("compressBytes", s.compressBytes),
                 get("compressMaxSeconds", s.compressMaxSeconds), get("timeSeriesSteps", s.timeSeriesSteps),
-                get("timeSeriesMaxSeconds", s.timeSeriesMaxSeconds));
+                get("timeSeriesMaxSeconds", s.timeSeriesMaxSeconds), get("counters", s.counters),
+                get("counterIncrements", s.counterIncrements), get("updateRows", s.updateRows),
+                get("updates", s.updates), get("updateBatch", s.updateBatch),
+                get("updateMaxSeconds", s.updateMaxSeconds));
     }
 
     /** This preset's variant: {@code small} for the small-cache presets, empty otherwise. */
