@@ -32,9 +32,11 @@ public final class Index {
     private final String name;
     private final int id;
     private final BeTree tree;
+    private final StoredIndex stored;
 
     Index(Environment env, StoredIndex stored) {
         this.env = env;
+        this.stored = stored;
         this.name = stored.name();
         this.id = stored.id();
         this.tree = stored.tree();
@@ -287,6 +289,7 @@ public final class Index {
                     + " arguments) exceeds the limit of " + MAX_VALUE_BYTES);
         }
         env.functions().apply(function, key.clone(), null, argument.clone());
+        stored.noteFunction(function); // before the message can commit: see StoredIndex
         return longer;
     }
 

@@ -231,6 +231,25 @@ class UpdateFunctionTest {
     }
 
     @Test
+    void aCheckpointedTreeThatMayHoldUpdatesOfAnUnregisteredFunctionRefusesToOpen() {
+        try (Environment env = Environment.open(dir, options())) {
+            Index idx = env.openIndex("t", shape());
+            idx.update(key(1), "append", text("x"));
+            env.openIndex("other", shape()).updateAll("add", count(1));
+            env.checkpoint(); // the log no longer holds them: the catalog must
+        }
+        BetreeException e = assertThrows(BetreeException.class, () -> Environment.open(dir,
+                EnvironmentOptions.defaults().cacheBytes(16L << 20).updateFunction("add", ADD)));
+        assertTrue(e.getMessage().contains("\"append\"") && e.getMessage().contains("\"t\""), e.getMessage());
+        e = assertThrows(BetreeException.class, () -> Environment.open(dir,
+                EnvironmentOptions.defaults().cacheBytes(16L << 20).updateFunction("append", APPEND)));
+        assertTrue(e.getMessage().contains("\"add\"") && e.getMessage().contains("\"other\""), e.getMessage());
+        try (Environment again = Environment.open(dir, options())) {
+            assertArrayEquals(text("x"), again.openIndex("t", shape()).get(key(1)));
+        }
+    }
+
+    @Test
     void aLogWithAnUnregisteredFunctionRefusesToOpenAndNamesIt() throws Exception {
         Path live = dir.resolve("live");
         Path image = dir.resolve("image");

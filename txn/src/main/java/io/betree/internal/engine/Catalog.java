@@ -11,15 +11,17 @@ import java.util.List;
  * next index id, and per index its id, name, root block and settings. Format (big endian): magic
  * "BTCT", version (4), last timestamp (8), checkpoint LSN (8), next index id (4), index count (4),
  * then per index: id (4), name length (2) and UTF-8 name, root block (8), codec name length (1)
- * and ASCII name, codec level (4), node size (4), basement size (4), fanout (4).
+ * and ASCII name, codec level (4), node size (4), basement size (4), fanout (4), and from version 2
+ * the update functions its messages ever named: count (2), then per name its length (1) and UTF-8
+ * bytes. A version 1 catalog, written before names were recorded, is read as naming none.
  */
 public final class Catalog {
     private static final int MAGIC = 0x42544354;
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
 
-    /** One index's entry. */
+    /** One index's entry; {@code functions} are the update functions its messages ever named. */
     public record Entry(int id, String name, long rootBlock, String codec, int level, int nodeSize, int basementSize,
-            int fanout) {
+            int fanout, List<String> functions) {
     }
 
     /** A catalog's contents. */
@@ -33,7 +35,10 @@ public final class Catalog {
     public static ByteBuffer write(Contents c) {
         int size = 32;
         for (Entry e : c.entries()) {
-            size += 4 + 2 + e.name().getBytes(StandardCharsets.UTF_8).length + 8 + 1 + e.codec().length() + 16;
+            size += 4 + 2 + e.name().getBytes(StandardCharsets.UTF_8).length + 8 + 1 + e.codec().length() + 16 + 2;
+            for (String f : e.functions()) {
+                size += 1 + f.getBytes(StandardCharsets.UTF_8).length;
+            }
         }
         ByteBuffer out = ByteBuffer.allocate(size);
         out.putInt(MAGIC).putInt(VERSION).putLong(c.lastTs()).putLong(c.checkpointLsn()).putInt(c.nextIndexId());
@@ -44,6 +49,11 @@ public final class Catalog {
             out.putInt(e.id()).putShort((short) name.length).put(name).putLong(e.rootBlock());
             out.put((byte) codec.length).put(codec);
             out.putInt(e.level()).putInt(e.nodeSize()).putInt(e.basementSize()).putInt(e.fanout());
+            out.putShort((short) e.functions().size());
+            for (String f : e.functions()) {
+                byte[] b = f.getBytes(StandardCharsets.UTF_8);
+                out.put((byte) b.length).put(b);
+            }
         }
         return out.flip();
     }
@@ -59,7 +69,7 @@ public final class Catalog {
                 throw new IllegalArgumentException("catalog has a bad magic number");
             }
             int version = in.getInt();
-            if (version != VERSION) {
+            if (version != 1 && version != VERSION) {
                 throw new IllegalArgumentException("catalog version " + version + " is not supported");
             }
             long lastTs = in.getLong();
@@ -77,8 +87,19 @@ public final class Catalog {
                 long root = in.getLong();
                 byte[] codec = new byte[in.get() & 0xff];
                 in.get(codec);
-                entries.add(new Entry(id, new String(name, StandardCharsets.UTF_8), root,
-                        new String(codec, StandardCharsets.US_ASCII), in.getInt(), in.getInt(), in.getInt(), in.getInt()));
+                String codecName = new String(codec, StandardCharsets.US_ASCII);
+                int level = in.getInt();
+                int nodeSize = in.getInt();
+                int basementSize = in.getInt();
+                int fanout = in.getInt();
+                List<String> functions = new ArrayList<>();
+                for (int f = version == 1 ? 0 : in.getShort() & 0xffff; f > 0; f--) {
+                    byte[] fn = new byte[in.get() & 0xff];
+                    in.get(fn);
+                    functions.add(new String(fn, StandardCharsets.UTF_8));
+                }
+                entries.add(new Entry(id, new String(name, StandardCharsets.UTF_8), root, codecName, level, nodeSize,
+                        basementSize, fanout, List.copyOf(functions)));
             }
             return new Contents(lastTs, checkpointLsn, nextId, entries);
         } catch (java.nio.BufferUnderflowException e) {

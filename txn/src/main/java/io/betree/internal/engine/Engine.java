@@ -177,7 +177,7 @@ public final class Engine implements AutoCloseable {
             public void createIndex(CreateIndexRecord r) {
                 if (indexes.byId(r.indexId()) == null) {
                     indexes.create(r.indexId(), r.name(), IndexRegistry.configOf(new Catalog.Entry(r.indexId(),
-                            r.name(), 0, r.codec(), r.level(), r.nodeSize(), r.basementSize(), r.fanout())));
+                            r.name(), 0, r.codec(), r.level(), r.nodeSize(), r.basementSize(), r.fanout(), List.of())));
                 }
             }
 
@@ -232,6 +232,7 @@ public final class Engine implements AutoCloseable {
                         if (!settings.updateFunctions().knows(name)) {
                             throw UpdateFunctions.unknown(name);
                         }
+                        index.noteFunction(name);
                     }
                 }
             } catch (IllegalArgumentException e) {
@@ -292,7 +293,7 @@ public final class Engine implements AutoCloseable {
                     return raced;
                 }
                 int id = indexes.nextId();
-                Catalog.Entry e = IndexRegistry.entryOf(id, name, 0, config);
+                Catalog.Entry e = IndexRegistry.entryOf(id, name, 0, config, List.of());
                 log.appendCreateIndex(new CreateIndexRecord(id, name, e.codec(), e.level(), e.nodeSize(),
                         e.basementSize(), e.fanout()));
                 return indexes.create(id, name, config);

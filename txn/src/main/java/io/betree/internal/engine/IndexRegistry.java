@@ -3,6 +3,7 @@ package io.betree.internal.engine;
 import io.betree.compression.BlockCompressor;
 import io.betree.compression.Compressors;
 import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.BetreeException;
 import io.betree.internal.fault.FailureListener;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.tree.BeTree;
@@ -47,8 +48,15 @@ final class IndexRegistry {
     void open(Catalog.Entry e) {
         lock.lock();
         try {
+            for (String f : e.functions()) {
+                if (!functions.knows(f)) {
+                    throw new BetreeException("index \"" + e.name() + "\" may hold updates that call the function \"" + f
+                            + "\", which is not registered: register it with EnvironmentOptions.updateFunction before"
+                            + " opening the environment");
+                }
+            }
             register(new StoredIndex(e.id(), e.name(),
-                    BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock(), functions)));
+                    BeTree.open(cache, file, configOf(e), horizon, failures, e.rootBlock(), functions), e.functions()));
         } finally {
             lock.unlock();
         }
@@ -58,7 +66,8 @@ final class IndexRegistry {
     StoredIndex create(int id, String name, TreeConfig config) {
         lock.lock();
         try {
-            StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures, functions));
+            StoredIndex index = new StoredIndex(id, name, BeTree.create(cache, file, config, horizon, failures, functions),
+                    List.of());
             register(index);
             return index;
         } finally {
@@ -128,11 +137,12 @@ final class IndexRegistry {
 
     /** The catalog entry of {@code index} with its root at {@code rootBlock}. */
     static Catalog.Entry entryOf(StoredIndex index, long rootBlock) {
-        return entryOf(index.id(), index.name(), rootBlock, index.tree().config());
+        return entryOf(index.id(), index.name(), rootBlock, index.tree().config(),
+                index.functions().stream().sorted().toList());
     }
 
-    static Catalog.Entry entryOf(int id, String name, long rootBlock, TreeConfig c) {
+    static Catalog.Entry entryOf(int id, String name, long rootBlock, TreeConfig c, List<String> functions) {
         return new Catalog.Entry(id, name, rootBlock, c.codec().name(), c.codec().level(), c.nodeSize(),
-                c.basementSize(), c.fanout());
+                c.basementSize(), c.fanout(), functions);
     }
 }
