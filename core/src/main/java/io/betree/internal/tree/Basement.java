@@ -12,9 +12,11 @@ import java.nio.ByteBuffer;
  *
  * <p>A row is one version of a key. Rows are sorted by key, then newest first. Layout of
  * {@code data} (also the on-disk form): a 5-byte header (tag {@code 'B'}, row count) followed by
- * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp), value length
- * (4), the commit timestamp (8, only when flagged), key, value. A row without a timestamp is
- * visible to every snapshot; older versions exist only while a snapshot may still need them.
+ * rows of key length (2 bytes), flags (1: bit 0 tombstone, bit 1 has a timestamp, bit 2 expires),
+ * value length (4), the commit timestamp (8, only when flagged), key, value; an expiring row's value
+ * is its {@link Expiry} stored form, which the value length counts. A row without a timestamp is
+ * visible to every snapshot; older versions exist only while a snapshot may still need them. An
+ * expiring row reads as absent from its expiry on, and a rewrite drops it then.
  * {@code index} holds each row's offset for binary search.
  */
 public final class Basement extends CacheEntry {
@@ -23,6 +25,7 @@ public final class Basement extends CacheEntry {
     private static final int ROW_HEADER = 7;
     private static final int TOMBSTONE = 1;
     private static final int HAS_TS = 2;
+    private static final int EXPIRES = 4;
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
@@ -88,7 +91,8 @@ public final class Basement extends CacheEntry {
                 }
                 int flags = flags(view, off);
                 int vl = view.getInt(off + 3);
-                if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS)) != 0
+                if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS | EXPIRES)) != 0
+                        || (flags & EXPIRES) != 0 && ((flags & TOMBSTONE) != 0 || vl < Expiry.BYTES)
                         || (long) off + ROW_HEADER + tsBytes(flags) + keyLength(view, off) + vl > end) {
                     throw new IllegalArgumentException("row " + i + " has impossible lengths or flags");
                 }
@@ -197,32 +201,53 @@ public final class Basement extends CacheEntry {
 
     /**
      * The row of the rows {@code [pos, end)} (versions of one key, newest first) that a snapshot at
-     * {@code snapshotTs} sees, or -1 when it sees none or a tombstone.
+     * {@code snapshotTs} sees, or -1 when it sees none, a tombstone, or a row expired at
+     * {@code nowMillis}.
      */
-    int visibleRow(int pos, int end, long snapshotTs) {
+    int visibleRow(int pos, int end, long snapshotTs, long nowMillis) {
         for (int p = pos; p < end; p++) {
             int off = offset(p);
             if (rowTs(dataView, off) <= snapshotTs) {
-                return (flags(dataView, off) & TOMBSTONE) != 0 ? -1 : p;
+                return (flags(dataView, off) & TOMBSTONE) != 0 || expired(off, nowMillis) ? -1 : p;
             }
         }
         return -1;
     }
 
-    /** The value of {@code key} a snapshot at {@code snapshotTs} sees, or {@code null}. */
-    public byte[] get(byte[] key, long snapshotTs) {
+    /** Whether the row at {@code off} expires and has at {@code nowMillis}. */
+    private boolean expired(int off, long nowMillis) {
+        return (flags(dataView, off) & EXPIRES) != 0 && expiryAtOffset(off) <= nowMillis;
+    }
+
+    private long expiryAtOffset(int off) {
+        return dataView.getLong(keyOffset(dataView, off) + keyLength(dataView, off));
+    }
+
+    /**
+     * The value of {@code key} a snapshot at {@code snapshotTs} sees at {@code nowMillis} (the
+     * environment's clock, {@link UpdateFunctions#nowMillis}), or {@code null}.
+     */
+    public byte[] get(byte[] key, long snapshotTs, long nowMillis) {
         int pos = lowerBound(key);
         if (pos == count || compareKey(pos, key) != 0) {
             return null;
         }
-        int row = visibleRow(pos, keyEnd(pos), snapshotTs);
+        int row = visibleRow(pos, keyEnd(pos), snapshotTs, nowMillis);
         return row < 0 ? null : value(row);
     }
 
-    /** Value of row {@code pos}, copied. */
+    /** Value of row {@code pos}, copied (without an expiring row's expiry). */
     public byte[] value(int pos) {
         int off = offset(pos);
-        return Keys.copy(dataView, keyOffset(dataView, off) + keyLength(dataView, off), dataView.getInt(off + 3));
+        int skip = (flags(dataView, off) & EXPIRES) != 0 ? Expiry.BYTES : 0;
+        return Keys.copy(dataView, keyOffset(dataView, off) + keyLength(dataView, off) + skip,
+                dataView.getInt(off + 3) - skip);
+    }
+
+    /** The expiry of row {@code pos}, or {@link Long#MAX_VALUE} when it does not expire. */
+    long expiryAt(int pos) {
+        int off = offset(pos);
+        return (flags(dataView, off) & EXPIRES) != 0 ? expiryAtOffset(off) : Long.MAX_VALUE;
     }
 
     private void growData(int bytes) {
@@ -239,12 +264,15 @@ public final class Basement extends CacheEntry {
         }
     }
 
-    /** Appends a row for a key that sorts after every present key (the sequential-insert path). */
-    void appendLast(byte[] key, byte[] value, long ts) {
+    /**
+     * Appends a row for a key that sorts after every present key (the sequential-insert path); an
+     * {@code expiring} row's {@code value} is its {@link Expiry} stored form.
+     */
+    void appendLast(byte[] key, byte[] value, long ts, boolean expiring) {
         growData(ROW_HEADER + 8 + key.length + value.length);
         growIndex(4);
         index.writeInt(data.writerIndex());
-        data.writeShort(key.length).writeByte(HAS_TS).writeInt(value.length).writeLong(ts);
+        data.writeShort(key.length).writeByte(HAS_TS | (expiring ? EXPIRES : 0)).writeInt(value.length).writeLong(ts);
         data.writeBytes(key).writeBytes(value);
         count++;
         data.setInt(1, count);
@@ -276,10 +304,10 @@ public final class Basement extends CacheEntry {
             extra += ROW_HEADER + 8 + messages.keyLength(moff) + messages.valueLength(moff);
             updates |= messages.type(moff) == MessageType.UPDATE;
         }
-        byte[][] updated = null;
+        BasementUpdates.Updated updated = null;
         if (updates) {
             updated = BasementUpdates.updatedValues(this, messages, from, to, functions);
-            for (byte[] v : updated) {
+            for (byte[] v : updated.values()) {
                 extra += v == null ? 0 : v.length;
             }
         }
@@ -288,7 +316,8 @@ public final class Basement extends CacheEntry {
         try {
             // Written through views, then the writer indexes set once: both buffers were sized for
             // every row and message above.
-            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, updated, from);
+            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, functions.nowMillis(), updated,
+                    from);
             rows.view.put(0, TAG);
             rows.at = HEADER;
             ByteBuffer md = messages.dataView();
@@ -380,7 +409,7 @@ public final class Basement extends CacheEntry {
             int start = offset(p);
             int end = start;
             int q = p;
-            while (q < to && offset(q) == end && unchangedByApply(end, rows.horizon)) {
+            while (q < to && offset(q) == end && unchangedByApply(end, rows.horizon, rows.now)) {
                 end += rowLength(dataView, end);
                 q++;
             }
@@ -406,10 +435,12 @@ public final class Basement extends CacheEntry {
     /**
      * Whether {@link Rows#write} would copy the row at {@code off} byte for byte: it has no
      * timestamp (visible to all; never followed by older versions of its key), or one newer than
-     * the horizon.
+     * the horizon, and has not expired at {@code now}.
      */
-    private boolean unchangedByApply(int off, long horizon) {
-        return (flags(dataView, off) & HAS_TS) == 0 || dataView.getLong(off + ROW_HEADER) > horizon;
+    private boolean unchangedByApply(int off, long horizon, long now) {
+        int flags = flags(dataView, off);
+        return ((flags & HAS_TS) == 0 || dataView.getLong(off + ROW_HEADER) > horizon)
+                && ((flags & EXPIRES) == 0 || expiryAtOffset(off) > now);
     }
 
     /** Writes message {@code k} of {@code messages}' sorted order through {@link Rows#write}; returns its answer. */
@@ -418,28 +449,35 @@ public final class Basement extends CacheEntry {
         byte type = messages.type(koff);
         if (type == MessageType.UPDATE) {
             return rows.writeUpdated(messages.dataView(), koff + MessageBuffer.HEADER, messages.keyLength(koff),
-                    rows.updated[k - rows.updatedFrom], messages.msn(koff));
+                    rows.updated.values()[k - rows.updatedFrom], rows.updated.expiring()[k - rows.updatedFrom],
+                    messages.msn(koff));
         }
         return rows.write(messages.dataView(), koff + MessageBuffer.HEADER, messages.keyLength(koff),
-                messages.valueLength(koff), type == MessageType.DELETE, messages.msn(koff));
+                messages.valueLength(koff), type == MessageType.DELETE, type == MessageType.PUT_EXPIRING,
+                messages.msn(koff));
     }
 
-    /** The value of {@code key}'s newest row, or null when it has none or that row is a tombstone. */
-    byte[] newestValue(byte[] key) {
+    /** The position of {@code key}'s newest row, or -1 when it has none. */
+    int newestRow(byte[] key) {
         int pos = lowerBound(key);
-        return pos == count || compareKey(pos, key) != 0 ? null : newestValueAt(pos);
+        return pos == count || compareKey(pos, key) != 0 ? -1 : pos;
     }
 
-    /** The value of row {@code pos}, the newest of its key, or null when it is a tombstone. */
-    byte[] newestValueAt(int pos) {
-        return (flags(dataView, offset(pos)) & TOMBSTONE) != 0 ? null : value(pos);
+    /**
+     * The value of row {@code pos}, the newest of its key, or null when it is a tombstone or expired
+     * at {@code nowMillis}.
+     */
+    byte[] newestValueAt(int pos, long nowMillis) {
+        int off = offset(pos);
+        return (flags(dataView, off) & TOMBSTONE) != 0 || expired(off, nowMillis) ? null : value(pos);
     }
 
     /** Writes row {@code p} through {@link Rows#write}; returns its answer. */
     private boolean writeRow(Rows rows, int p) {
         int off = offset(p);
+        int flags = flags(dataView, off);
         return rows.write(dataView, keyOffset(dataView, off), keyLength(dataView, off), dataView.getInt(off + 3),
-                (flags(dataView, off) & TOMBSTONE) != 0, rowTs(dataView, off));
+                (flags & TOMBSTONE) != 0, (flags & EXPIRES) != 0, rowTs(dataView, off));
     }
 
     /** The rows a basement is rebuilt into by {@link #apply}: where the next one goes, and how many. */
@@ -447,25 +485,35 @@ public final class Basement extends CacheEntry {
         final ByteBuffer view;
         final ByteBuffer indexView;
         final long horizon;
+        /** The environment's clock: expiring rows are dropped from it on. */
+        final long now;
         /** The values of the update messages applied ({@link BasementUpdates#updatedValues}); null when none. */
-        final byte[][] updated;
+        final BasementUpdates.Updated updated;
         /** The sorted position of the message {@code updated[0]} belongs to. */
         final int updatedFrom;
         int at;
         int rows;
 
-        Rows(ByteBuffer view, ByteBuffer indexView, long horizon, byte[][] updated, int updatedFrom) {
+        Rows(ByteBuffer view, ByteBuffer indexView, long horizon, long now, BasementUpdates.Updated updated,
+                int updatedFrom) {
             this.view = view;
             this.indexView = indexView;
             this.horizon = horizon;
+            this.now = now;
             this.updated = updated;
             this.updatedFrom = updatedFrom;
         }
 
-        /** As {@link #write}, for the version an update made: {@code value} null for a tombstone. */
-        boolean writeUpdated(ByteBuffer keySrc, int keyOff, int keyLength, byte[] value, long ts) {
+        /**
+         * As {@link #write}, for the version an update made: {@code value} null for a tombstone, an
+         * {@link Expiry} stored form when {@code expiring}.
+         */
+        boolean writeUpdated(ByteBuffer keySrc, int keyOff, int keyLength, byte[] value, boolean expiring, long ts) {
+            if (value != null && expiring && Expiry.of(value) <= now) {
+                value = null;
+            }
             int before = at;
-            boolean kept = write(keySrc, keyOff, keyLength, 0, value == null, ts);
+            boolean kept = write(keySrc, keyOff, keyLength, 0, value == null, value != null && expiring, ts);
             if (value != null && at != before) {
                 // Written with an empty value: the value goes after the key, and the row's length field is set.
                 view.putInt(before + 3, value.length);
@@ -477,14 +525,21 @@ public final class Basement extends CacheEntry {
 
         /**
          * Writes one version unless pruned; returns true when it was the last version any snapshot
-         * can need (the first at or below the horizon), so older ones are dropped.
+         * can need (the first at or below the horizon), so older ones are dropped. An
+         * {@code expiring} version (its value an {@link Expiry} stored form, or empty while
+         * {@link #writeUpdated} fills it in) that expired by {@link #now} becomes a tombstone.
          */
-        boolean write(ByteBuffer src, int keyOff, int keyLength, int valueLength, boolean tombstone, long ts) {
+        boolean write(ByteBuffer src, int keyOff, int keyLength, int valueLength, boolean tombstone, boolean expiring,
+                long ts) {
+            if (expiring && valueLength >= Expiry.BYTES && src.getLong(keyOff + keyLength) <= now) {
+                tombstone = true;
+                expiring = false;
+            }
             boolean visibleToAll = ts <= horizon;
             if (visibleToAll && tombstone) {
                 return true;
             }
-            int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS);
+            int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS) | (expiring && !tombstone ? EXPIRES : 0);
             int vl = tombstone ? 0 : valueLength;
             indexView.putInt(rows * 4, at);
             rows++;

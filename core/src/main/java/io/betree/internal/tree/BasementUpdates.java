@@ -3,21 +3,30 @@ package io.betree.internal.tree;
 /**
  * What the update messages of a batch make of their keys' values in a basement, worked out before
  * {@link Basement#apply} rebuilds it, so that its one pass writes each update as the put (or the
- * delete) it comes to. Stateless.
+ * delete) it comes to. An update keeps the expiry of the value it changes ({@link Expiry}): it
+ * changes the value, not how long it lives. Stateless.
  */
 final class BasementUpdates {
     private BasementUpdates() {
     }
 
     /**
-     * The values the update messages among {@code [from, to)} of {@code messages}' sorted order give
-     * their keys in {@code basement}, by position from {@code from} (null where a message is not an
-     * update, or where its functions deleted the key). Each key's messages are applied oldest first
-     * to its newest row: every message is newer than every row.
+     * The values update messages come to, by message position: null where a message is not an
+     * update or its functions deleted the key; the {@link Expiry} stored form where
+     * {@code expiring}.
      */
-    static byte[][] updatedValues(Basement basement, MessageBuffer messages, int from, int to,
+    record Updated(byte[][] values, boolean[] expiring) {
+    }
+
+    /**
+     * The values the update messages among {@code [from, to)} of {@code messages}' sorted order give
+     * their keys in {@code basement}, by position from {@code from}. Each key's messages are applied
+     * oldest first to its newest row: every message is newer than every row.
+     */
+    static Updated updatedValues(Basement basement, MessageBuffer messages, int from, int to,
             UpdateFunctions functions) {
-        byte[][] updated = new byte[to - from][];
+        long now = functions.nowMillis();
+        Updated updated = new Updated(new byte[to - from][], new boolean[to - from]);
         int m = from;
         while (m < to) {
             int mEnd = m + 1;
@@ -28,17 +37,27 @@ final class BasementUpdates {
             }
             if (updates) {
                 byte[] key = messages.key(messages.sortedOffset(m));
-                byte[] value = basement.newestValue(key);
+                int row = basement.newestRow(key);
+                byte[] value = row < 0 ? null : basement.newestValueAt(row, now);
+                long expiry = value == null ? Long.MAX_VALUE : basement.expiryAt(row);
                 for (int k = m; k < mEnd; k++) {
                     int koff = messages.sortedOffset(k);
                     byte type = messages.type(koff);
-                    if (type == MessageType.PUT) {
-                        value = messages.value(koff);
+                    if (MessageType.isPut(type)) {
+                        byte[] stored = messages.value(koff);
+                        value = Expiry.ofPut(type, stored, now);
+                        expiry = value != null && type == MessageType.PUT_EXPIRING ? Expiry.of(stored) : Long.MAX_VALUE;
                     } else if (type == MessageType.DELETE) {
                         value = null;
+                        expiry = Long.MAX_VALUE;
                     } else {
                         value = UpdateList.apply(functions, key, value, messages.value(koff));
-                        updated[k - from] = value;
+                        if (value == null) {
+                            expiry = Long.MAX_VALUE;
+                        }
+                        boolean expiring = expiry != Long.MAX_VALUE;
+                        updated.values()[k - from] = value == null || !expiring ? value : Expiry.wrap(expiry, value);
+                        updated.expiring()[k - from] = expiring;
                     }
                 }
             }

@@ -84,6 +84,7 @@ final class LeafBasements {
      */
     private void applyRange(LeafNode leaf, RangeMessage r) {
         long oldest = horizon.oldestSnapshot();
+        long now = functions.nowMillis();
         for (int b = 0; b < leaf.basements.size(); b++) {
             byte[] lo = b == 0 ? null : leaf.pivots.get(b - 1);
             byte[] hi = b < leaf.pivots.size() ? leaf.pivots.get(b) : null;
@@ -104,13 +105,20 @@ final class LeafBasements {
                 for (int p = basement.lowerBound(part.lower());
                         p < basement.count() && (part.upper() == null || basement.compareKey(p, part.upper()) < 0);
                         p = basement.keyEnd(p)) {
-                    byte[] value = basement.newestValueAt(p);
+                    byte[] value = basement.newestValueAt(p, now);
                     if (value == null) {
                         continue; // absent already
                     }
                     byte[] key = basement.key(p);
                     byte[] updated = r.isDelete() ? null : UpdateList.apply(functions, key, value, r.updates());
-                    changes.append(updated == null ? MessageType.DELETE : MessageType.PUT, r.msn(), r.txnId(), key, updated);
+                    long expiry = basement.expiryAt(p); // a broadcast keeps a row's expiry, as an update does
+                    if (updated == null) {
+                        changes.append(MessageType.DELETE, r.msn(), r.txnId(), key, null);
+                    } else if (expiry == Long.MAX_VALUE) {
+                        changes.append(MessageType.PUT, r.msn(), r.txnId(), key, updated);
+                    } else {
+                        changes.append(MessageType.PUT_EXPIRING, r.msn(), r.txnId(), key, Expiry.wrap(expiry, updated));
+                    }
                 }
                 if (changes.count() > 0) {
                     changes.consolidate();
@@ -235,7 +243,7 @@ final class LeafBasements {
                 if (w.type() == MessageType.DELETE) {
                     continue;
                 }
-                b.appendLast(w.key(), w.value(), ts);
+                b.appendLast(w.key(), w.value(), ts, w.type() == MessageType.PUT_EXPIRING);
                 leaf.appended(last, b, w.key());
                 if (b.bytes() > config.basementSize() && b.count() > 1) {
                     // Keep the full basement full and start a new one: sequential data never returns here.

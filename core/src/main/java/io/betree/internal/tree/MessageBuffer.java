@@ -119,7 +119,8 @@ public final class MessageBuffer {
             int keyLength = in.getShort(off + 17) & 0xffff;
             int valueLength = in.getInt(off + 19);
             if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + HEADER + keyLength + valueLength > end
-                    || type == MessageType.UPDATE && !UpdateList.wellFormed(in, off + HEADER + keyLength, valueLength)) {
+                    || type == MessageType.UPDATE && !UpdateList.wellFormed(in, off + HEADER + keyLength, valueLength)
+                    || type == MessageType.PUT_EXPIRING && valueLength < Expiry.BYTES) {
                 throw new IllegalArgumentException("malformed message at node offset " + off);
             }
             if (MessageType.isRange(type)) {

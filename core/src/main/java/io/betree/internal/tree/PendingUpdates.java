@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * What one read of one key gathers on its way down: the updates it met above the value they change
  * (keyed updates, and broadcasts, which change only a present value), newest first, until it finds
- * that value (a put, a delete, a range delete, a row, or nothing) and applies them to it, oldest
+ * that value (a put, a delete, a range delete, a row, or nothing; an expired value is nothing) and
+ * applies them to it, oldest
  * first. A read that meets no update allocates no list. Not thread-safe: one read's.
  */
 final class PendingUpdates {
@@ -15,14 +16,27 @@ final class PendingUpdates {
 
     private final UpdateFunctions functions;
     private final byte[] key;
+    /** The environment's clock when the read began: expiring values read against it. */
+    private final long now;
     /** The update lists met, newest first; null while none. */
     private List<byte[]> lists;
     /** For each list, whether it is a broadcast's, which leaves an absent key absent. */
     private List<Boolean> onlyIfPresent;
 
     PendingUpdates(UpdateFunctions functions, byte[] key) {
+        this(functions, key, functions.nowMillis());
+    }
+
+    /** For a read that reads expiring values against {@code nowMillis}, as the others of its batch. */
+    PendingUpdates(UpdateFunctions functions, byte[] key, long nowMillis) {
         this.functions = functions;
         this.key = key;
+        this.now = nowMillis;
+    }
+
+    /** The clock the read reads expiring values against ({@link Expiry}). */
+    long now() {
+        return now;
     }
 
     /** Records an update older than every one recorded before. */
@@ -70,7 +84,7 @@ final class PendingUpdates {
             }
             byte type = buffer.type(off);
             if (type != MessageType.UPDATE) {
-                return type == MessageType.PUT ? buffer.value(off) : null;
+                return MessageType.isPut(type) ? Expiry.ofPut(type, buffer.value(off), now) : null;
             }
             add(buffer.value(off), false);
             keyedMax = buffer.msn(off) - 1;

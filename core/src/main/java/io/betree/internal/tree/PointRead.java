@@ -126,7 +126,7 @@ final class PointRead {
             }
             Basement b = store.pinBasement(leaf.basements.get(at));
             try {
-                byte[] found = b.get(key, snapshotTs);
+                byte[] found = b.get(key, snapshotTs, pending.now());
                 misses.record(found == null);
                 return pending.over(found);
             } finally {

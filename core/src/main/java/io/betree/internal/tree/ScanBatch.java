@@ -114,7 +114,8 @@ public final class ScanBatch {
                     own.put(w.getKey(), w.getValue());
                 }
             }
-            Updates updates = new Updates(buffers, basement, snapshotTs, functions);
+            long now = functions.nowMillis(); // one clock reading for the batch
+            Updates updates = new Updates(buffers, basement, snapshotTs, functions, now);
             List<byte[]> pending;
             if (overlay != null && overlay.hasRanges() || rangesIn(buffers, from, limit, snapshotTs)) {
                 pending = resolvedOneByOne(buffers, basement, from, limit, snapshotTs, own, overlay, overlayTombstone,
@@ -125,7 +126,7 @@ public final class ScanBatch {
                 pending = pendingWithOverlay(buffers, from, limit, snapshotTs, own, overlay, overlayTombstone, updates);
             }
             int[] tombstones = new int[1];
-            byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, pending, keys, values, maxEntries,
+            byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, now, pending, keys, values, maxEntries,
                     tombstones);
             if (full != null) {
                 return new ScanBatch(keys, values, full, tombstones[0]);
@@ -192,7 +193,7 @@ public final class ScanBatch {
             byte[] key = src[m].key(off[m]);
             byte type = src[m].type(off[m]);
             pending.add(key);
-            pending.add(type == MessageType.PUT ? src[m].value(off[m])
+            pending.add(MessageType.isPut(type) ? orTombstone(Expiry.ofPut(type, src[m].value(off[m]), updates.now))
                     : type == MessageType.UPDATE ? updates.resolve(key) : TOMBSTONE);
         }
         return pending;
@@ -271,7 +272,7 @@ public final class ScanBatch {
             MessageBuffer b = buffers.get(level);
             for (int off : b.visibleInRange(from, limit, snapshotTs)) {
                 byte type = b.type(off);
-                map.put(b.key(off), type == MessageType.PUT ? b.value(off)
+                map.put(b.key(off), MessageType.isPut(type) ? orTombstone(Expiry.ofPut(type, b.value(off), updates.now))
                         : type == MessageType.UPDATE ? UPDATED : TOMBSTONE);
             }
         }
@@ -307,7 +308,7 @@ public final class ScanBatch {
      * of its basement, up to some 1,400 entries for 100 used; copying them drew 60% of the CPU
      * samples of warm 100-row scans.)
      */
-    private static byte[] mergeWithBasement(Basement basement, byte[] from, byte[] limit, long snapshotTs,
+    private static byte[] mergeWithBasement(Basement basement, byte[] from, byte[] limit, long snapshotTs, long now,
             List<byte[]> pending, List<byte[]> keys, List<byte[]> values, int maxEntries, int[] tombstones) {
         int m = 0;
         int p = basement.lowerBound(from);
@@ -325,7 +326,7 @@ public final class ScanBatch {
                 }
                 m = emitPending(pending, m, keys, values, tombstones);
             } else {
-                int row = basement.visibleRow(p, end, snapshotTs);
+                int row = basement.visibleRow(p, end, snapshotTs, now);
                 if (row >= 0) {
                     if (keys.size() >= maxEntries) {
                         return justAfter(keys);
@@ -375,24 +376,28 @@ public final class ScanBatch {
         private final Basement basement;
         private final long snapshotTs;
         final UpdateFunctions functions;
+        /** The batch's clock reading ({@link Expiry}). */
+        final long now;
 
-        Updates(List<MessageBuffer> buffersTopDown, Basement basement, long snapshotTs, UpdateFunctions functions) {
+        Updates(List<MessageBuffer> buffersTopDown, Basement basement, long snapshotTs, UpdateFunctions functions,
+                long now) {
             this.buffersTopDown = buffersTopDown;
             this.basement = basement;
             this.snapshotTs = snapshotTs;
             this.functions = functions;
+            this.now = now;
         }
 
         /** The key's value, or {@link #TOMBSTONE} when absent. */
         byte[] resolve(byte[] key) {
-            PendingUpdates pending = new PendingUpdates(functions, key);
+            PendingUpdates pending = new PendingUpdates(functions, key, now);
             for (MessageBuffer buffer : buffersTopDown) {
                 byte[] found = pending.readBuffer(buffer, snapshotTs);
                 if (found != PendingUpdates.NOT_FOUND) {
                     return orTombstone(pending.over(found));
                 }
             }
-            return orTombstone(pending.over(basement.get(key, snapshotTs)));
+            return orTombstone(pending.over(basement.get(key, snapshotTs, now)));
         }
 
         /**
@@ -400,12 +405,13 @@ public final class ScanBatch {
          * (what the buffers above say, {@link #TOMBSTONE} for absent) or, when null, the basement's row.
          */
         byte[] over(byte[] key, byte[] pending, byte[] updateList) {
-            byte[] base = pending == null ? basement.get(key, snapshotTs) : pending == TOMBSTONE ? null : pending;
+            byte[] base = pending == null ? basement.get(key, snapshotTs, now) : pending == TOMBSTONE ? null : pending;
             return orTombstone(UpdateList.apply(functions, key, base, updateList));
         }
 
-        private static byte[] orTombstone(byte[] value) {
-            return value == null ? TOMBSTONE : value;
-        }
+    }
+
+    private static byte[] orTombstone(byte[] value) {
+        return value == null ? TOMBSTONE : value;
     }
 }

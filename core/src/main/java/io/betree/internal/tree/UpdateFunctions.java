@@ -38,6 +38,16 @@ public interface UpdateFunctions {
     boolean knows(String name);
 
     /**
+     * The environment's clock, milliseconds since the epoch: what expiring values
+     * ({@link MessageType#PUT_EXPIRING}) are read against, and rows dropped by once expired. Here,
+     * beside the functions, because it too is the environment's and is read where messages meet
+     * rows. The system clock unless overridden; thread-safe.
+     */
+    default long nowMillis() {
+        return System.currentTimeMillis();
+    }
+
+    /**
      * Told that function {@code name} threw {@code failure} on a value of {@code key}: the call then
      * changed nothing ({@link UpdateList#apply}). Thread-safe; does nothing unless overridden.
      */

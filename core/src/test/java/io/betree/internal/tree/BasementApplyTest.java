@@ -137,8 +137,8 @@ class BasementApplyTest {
             basement.apply(messages, 0, 2, 4, UpdateFunctions.NONE);
             messages.release();
             assertEquals(2, basement.count());
-            assertArrayEquals(new byte[] {3}, basement.get(key, 4));
-            assertArrayEquals(new byte[] {3}, basement.get(key, 0), "visible to every snapshot now");
+            assertArrayEquals(new byte[] {3}, basement.get(key, 4, 0));
+            assertArrayEquals(new byte[] {3}, basement.get(key, 0, 0), "visible to every snapshot now");
         } finally {
             basement.releaseMemory();
         }
@@ -153,7 +153,7 @@ class BasementApplyTest {
                     expected = v.value;
                 }
             }
-            assertArrayEquals(expected, basement.get(e.getKey(), snapshot), where + " snapshot " + snapshot);
+            assertArrayEquals(expected, basement.get(e.getKey(), snapshot, 0), where + " snapshot " + snapshot);
         }
     }
 
