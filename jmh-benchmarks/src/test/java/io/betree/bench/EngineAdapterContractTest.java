@@ -247,10 +247,51 @@ class EngineAdapterContractTest {
         e.close();
     }
 
+    /**
+     * A range delete removes exactly the keys of its range, committed on return, in both engines;
+     * betree's broadcast appends its argument to every row there is, and to no key absent.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"betree", "rocksdb"})
+    void rangeDeletesAndBroadcasts(String engine) {
+        EngineAdapter e = EngineAdapter.create(engine);
+        e.open(dir, SETTINGS);
+        Updates u = e.updates();
+        Table t = e.table("t");
+        Table other = e.table("other");
+        for (int k = 1; k <= 6; k++) {
+            t.put(b(k), b(k, k));
+            other.put(b(k), b(k));
+        }
+        e.commit();
+        u.deleteRange(t, b(2), b(4));
+        assertEquals(List.of("01=0101", "04=0404", "05=0505", "06=0606"), scan(t, null, null, 100));
+        assertNull(t.get(b(3)));
+        u.deleteRange(t, null, b(5));
+        assertEquals(List.of("05=0505", "06=0606"), scan(t, null, null, 100));
+        assertEquals(6, scan(other, null, null, 100).size());
+        if (u.hasBroadcast()) {
+            u.appendToAll(t, b(9, 8));
+            assertEquals(List.of("05=05050908", "06=06060908"), scan(t, null, null, 100));
+            assertNull(t.get(b(1)));
+            assertArrayEquals(b(6, 6, 9, 8), t.get(b(6)));
+            assertArrayEquals(b(6), other.get(b(6)));
+        } else {
+            assertThrows(UnsupportedOperationException.class, () -> u.appendToAll(t, b(9, 8)));
+        }
+        e.close();
+        e.open(dir, SETTINGS);
+        assertEquals(u.hasBroadcast() ? List.of("05=05050908", "06=06060908") : List.of("05=0505", "06=0606"),
+                scan(e.table("t"), null, null, 100));
+        e.close();
+    }
+
     @org.junit.jupiter.api.Test
     void lmdbHasNoUpdatesAndRocksDbNoIsolation() {
         assertNull(EngineAdapter.create("lmdb").updates());
         assertFalse(EngineAdapter.create("rocksdb").updates().isolatedReadModifyWrite());
         assertFalse(EngineAdapter.create("rocksdb").updates().hasBlindFieldWrite());
+        assertFalse(EngineAdapter.create("rocksdb").updates().hasBroadcast());
+        assertTrue(EngineAdapter.create("betree").updates().hasBroadcast());
     }
 }

@@ -11,6 +11,7 @@ import io.betree.bench.workload.CompressionWorkload;
 import io.betree.bench.workload.FifoWorkload;
 import io.betree.bench.workload.InsertWorkload;
 import io.betree.bench.workload.PhaseResult;
+import io.betree.bench.workload.RangeWorkload;
 import io.betree.bench.workload.ReadWorkload;
 import io.betree.bench.workload.Results;
 import io.betree.bench.workload.Scale;
@@ -70,7 +71,8 @@ class SmokeSuiteTest {
         return new Scale("tiny-small", 32L << 20, t.insertRows(), t.insertMaxSeconds(), t.fifoQueueRows(),
                 t.fifoChurnRows(), t.fifoMaxSeconds(), t.fifoHeadReads(), t.lookups(), t.shortScans(), t.mediumScans(),
                 t.compressBytes(), t.compressMaxSeconds(), t.timeSeriesSteps(), t.timeSeriesMaxSeconds(), t.counters(),
-                t.counterIncrements(), t.updateRows(), t.updates(), t.updateBatch(), t.updateMaxSeconds());
+                t.counterIncrements(), t.updateRows(), t.updates(), t.updateBatch(), t.updateMaxSeconds(),
+                t.rangeRows(), t.rangeGets());
     }
 
     @Order(1)
@@ -170,6 +172,38 @@ class SmokeSuiteTest {
             assertEquals(planned / sc.updateBatch(), r.requests(), r.toString());
             assertTrue(r.isWrite(), r.toString());
         }
+
+        // The broadcast and the range delete: each variant the engine has, every row covered (the
+        // workload itself checks every row scanned and the gets in the deleted half).
+        List<PhaseResult> ranges = new java.util.ArrayList<>();
+        for (String variant : List.of(UpdateWorkload.BLIND, UpdateWorkload.GET_PUT)) {
+            ranges.addAll(RangeWorkload.broadcast(ctx, variant));
+            ranges.addAll(RangeWorkload.rangeDelete(ctx, variant));
+        }
+        List<String> expectedRanges = switch (engine) {
+            case "betree" -> List.of("broadcast-update-all", "broadcast-update-all-scan", "range-delete",
+                    "range-delete-scan", "range-delete-gets", "broadcast-rewrite", "broadcast-rewrite-scan");
+            case "rocksdb" -> List.of("range-delete", "range-delete-scan", "range-delete-gets", "broadcast-rewrite",
+                    "broadcast-rewrite-scan");
+            default -> List.of();
+        };
+        assertEquals(expectedRanges, ranges.stream().map(PhaseResult::phase).toList());
+        long rows = sc.rangeRows();
+        for (PhaseResult r : ranges) {
+            assertSane(r);
+            long expectedRows = switch (r.phase()) {
+                case "range-delete", "range-delete-scan" -> rows / 2;
+                case "range-delete-gets" -> sc.rangeGets();
+                default -> rows;
+            };
+            assertEquals(expectedRows, r.rows(), r.toString());
+            long requests = r.phase().equals("broadcast-rewrite")
+                    ? (rows + RangeWorkload.REWRITE_BATCH - 1) / RangeWorkload.REWRITE_BATCH
+                    : r.phase().equals("range-delete-gets") ? sc.rangeGets() : 1;
+            assertEquals(requests, r.requests(), r.toString());
+            assertEquals(r.phase().equals("range-delete") || r.phase().startsWith("broadcast-")
+                    && !r.phase().endsWith("-scan"), r.isWrite(), r.toString());
+        }
     }
 
     /**
@@ -257,11 +291,12 @@ class SmokeSuiteTest {
             assertTrue(text.contains(engine), engine);
         }
         for (String section : List.of("Insert", "Delete-FIFO", "Time series", "Point lookups", "Range scans",
-                "Compression", "Update functions (issue 11)")) {
+                "Compression", "Update functions (issue 11)", "Broadcast update and range delete (issue 11)")) {
             assertTrue(text.contains(section), section);
         }
         for (String column : List.of("| scale |", "| terminal ÷ RocksDB |", "| cores busy |", "| max ms |",
-                "| rows/s ÷ 1 thread |", "| rows/s ÷ RocksDB |", "| ÷ RocksDB merge |", "| ÷ get-put |")) {
+                "| rows/s ÷ 1 thread |", "| rows/s ÷ RocksDB |", "| ÷ RocksDB merge |", "| ÷ get-put |",
+                "| scan ÷ RocksDB rewrite |", "| gets ÷ RocksDB |", "| betree | update-all |")) {
             assertTrue(text.contains(column), column);
         }
         assertTrue(text.contains("| betree | zstd | tiny-small |"), "small-cache insert row");

@@ -12,8 +12,10 @@ import io.betree.UpdateFunction;
 import io.betree.WriteConflictException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * betree through its public API: one {@link Environment} whose off-heap node cache is the whole
@@ -23,10 +25,12 @@ import java.util.Map;
  * at checkpoints ({@link Durability#NONE}), as RocksDB's unsynced WAL. Threads writing disjoint keys
  * never conflict (snapshot isolation conflicts only on the same key).
  *
- * <p>Every environment registers the update benchmark's two functions ({@link #ADD},
- * {@link #SET_FIELD}); workloads that do not update never call them. Its {@link #updates()}
- * are betree's {@code Index.update} for the blind messages, and a transaction retried on
- * {@link WriteConflictException} for read-modify-write.
+ * <p>Every environment registers the update benchmark's three functions ({@link #ADD},
+ * {@link #SET_FIELD}, {@link #ADD_COLUMN}); workloads that do not update never call them. Its
+ * {@link #updates()} are betree's {@code Index.update} for the blind messages, a transaction
+ * retried on {@link WriteConflictException} for read-modify-write, and {@code Index.updateAll} and
+ * {@code Index.deleteRange} (top level, each one message committed on its own) for the messages
+ * that cover many keys.
  */
 public final class BetreeAdapter implements EngineAdapter {
     /** Engine name. */
@@ -35,6 +39,8 @@ public final class BetreeAdapter implements EngineAdapter {
     public static final String ADD_NAME = "add";
     /** Name of {@link #SET_FIELD}. */
     public static final String SET_FIELD_NAME = "set-field";
+    /** Name of {@link #ADD_COLUMN}. */
+    public static final String ADD_COLUMN_NAME = "add-column";
 
     /**
      * Adds its argument to the value, both 8-byte big-endian longs; an absent value counts as 0.
@@ -76,6 +82,19 @@ public final class BetreeAdapter implements EngineAdapter {
         return out;
     };
 
+    /**
+     * Appends its argument to the value (a column added to every row by a broadcast); an absent
+     * value stays absent.
+     */
+    public static final UpdateFunction ADD_COLUMN = (key, old, argument) -> {
+        if (old == null) {
+            return null;
+        }
+        byte[] out = Arrays.copyOf(old, old.length + argument.length);
+        System.arraycopy(argument, 0, out, old.length, argument.length);
+        return out;
+    };
+
     private Environment env;
     private EngineSettings settings;
     private Path dir;
@@ -102,7 +121,7 @@ public final class BetreeAdapter implements EngineAdapter {
         this.settings = settings;
         this.env = Environment.open(dir, EnvironmentOptions.defaults().cacheBytes(settings.budgetBytes())
                 .durability(settings.sync() ? Durability.SYNC : Durability.NONE).updateFunction(ADD_NAME, ADD)
-                .updateFunction(SET_FIELD_NAME, SET_FIELD));
+                .updateFunction(SET_FIELD_NAME, SET_FIELD).updateFunction(ADD_COLUMN_NAME, ADD_COLUMN));
     }
 
     @Override
@@ -233,6 +252,24 @@ public final class BetreeAdapter implements EngineAdapter {
         @Override
         public byte[] readInBatch(Table table, byte[] key) {
             return ((BetreeTable) table).index.get(txn(), key);
+        }
+
+        @Override
+        public boolean hasBroadcast() {
+            return true;
+        }
+
+        @Override
+        public void appendToAll(Table table, byte[] suffix) {
+            commit();
+            ((BetreeTable) table).index.updateAll(ADD_COLUMN_NAME, suffix);
+        }
+
+        @Override
+        public void deleteRange(Table table, byte[] fromInclusive, byte[] toExclusive) {
+            Objects.requireNonNull(toExclusive, "toExclusive");
+            commit();
+            ((BetreeTable) table).index.deleteRange(fromInclusive, toExclusive);
         }
     }
 

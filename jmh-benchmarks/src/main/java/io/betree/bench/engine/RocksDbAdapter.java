@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -45,7 +46,8 @@ import org.rocksdb.WriteOptions;
  * counter increment is a merge operand of that operator, which reads 8-byte little-endian
  * counters; there is no blind field write (rocksdbjni offers no operator for one and runs no Java
  * merge operator); a read-modify-write is a plain get, then a put into the thread's batch, since
- * plain RocksDB has no transactions.
+ * plain RocksDB has no transactions; a range delete is {@code RocksDB.deleteRange} (a range
+ * tombstone) with the batches' write options, and there is no broadcast update.
  */
 public final class RocksDbAdapter implements EngineAdapter {
     /** Engine name. */
@@ -305,6 +307,28 @@ public final class RocksDbAdapter implements EngineAdapter {
         @Override
         public byte[] readInBatch(Table table, byte[] key) {
             return table.get(key);
+        }
+
+        @Override
+        public boolean hasBroadcast() {
+            return false;
+        }
+
+        @Override
+        public void appendToAll(Table table, byte[] suffix) {
+            throw new UnsupportedOperationException("RocksDB has no update of every row");
+        }
+
+        @Override
+        public void deleteRange(Table table, byte[] fromInclusive, byte[] toExclusive) {
+            Objects.requireNonNull(toExclusive, "toExclusive");
+            commit();
+            try {
+                db.deleteRange(((RocksTable) table).cf, writeOptions,
+                        fromInclusive == null ? new byte[0] : fromInclusive, toExclusive);
+            } catch (RocksDBException e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 

@@ -4,8 +4,9 @@ import io.betree.bench.engine.EngineAdapter.Table;
 
 /**
  * What an engine offers beyond put and delete (issue 11), for the update benchmark: a counter
- * increment and a field write that do not read the value, and a read-modify-write batch under the
- * engine's own isolation. An {@link EngineAdapter} that has them returns one from
+ * increment and a field write that do not read the value, a read-modify-write batch under the
+ * engine's own isolation, and two messages that cover many keys at once: a broadcast update of
+ * every row and a range delete. An {@link EngineAdapter} that has them returns one from
  * {@link EngineAdapter#updates()}; LMDB has neither a merge nor an update function and returns
  * null, and the update benchmark skips it.
  *
@@ -63,4 +64,25 @@ public interface Updates {
 
     /** The value of {@code key} as the calling thread's batch sees it (in betree, its own writes too). */
     byte[] readInBatch(Table table, byte[] key);
+
+    /** Whether {@link #appendToAll} exists here (betree's broadcast update; RocksDB has none). */
+    boolean hasBroadcast();
+
+    /**
+     * Appends {@code suffix} to the value of every row of {@code table} in one call whose cost does
+     * not depend on the row count (betree's {@code Index.updateAll}): committed on return, outside
+     * the calling thread's batch, which is committed first (the workloads call it with none).
+     *
+     * @throws UnsupportedOperationException if {@link #hasBroadcast()} is false
+     */
+    void appendToAll(Table table, byte[] suffix);
+
+    /**
+     * Removes every key {@code k} of {@code table} with {@code fromInclusive <= k < toExclusive} in
+     * one call (betree's {@code Index.deleteRange}, RocksDB's {@code deleteRange}): committed on
+     * return, with the durability of a commit, outside the calling thread's batch, which is
+     * committed first (the workloads call it with none). A null {@code fromInclusive} starts at the
+     * first key; {@code toExclusive} must be given (RocksDB's range has no open end).
+     */
+    void deleteRange(Table table, byte[] fromInclusive, byte[] toExclusive);
 }

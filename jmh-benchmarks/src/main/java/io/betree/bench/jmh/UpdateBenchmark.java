@@ -2,7 +2,9 @@ package io.betree.bench.jmh;
 
 import io.betree.bench.workload.BenchContext;
 import io.betree.bench.workload.PhaseResult;
+import io.betree.bench.workload.RangeWorkload;
 import io.betree.bench.workload.UpdateWorkload;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -24,6 +26,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * threads are the workload's own, not JMH's. A variant the engine does not have (RocksDB has no
  * blind field write and no isolated get and put; LMDB has neither merge nor update) does nothing,
  * records nothing and says so.
+ *
+ * <p>The broadcast and range-delete phases ({@link RangeWorkload}) run on one thread whatever
+ * {@link #threads} says; there {@code blind} is the one message ({@code updateAll},
+ * {@code deleteRange}) and {@code get-put} the broadcast's row-by-row rewrite (the range delete has
+ * no such variant, and RocksDB no broadcast).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -45,7 +52,10 @@ public class UpdateBenchmark {
     /** Client threads, each committing batches of its own. */
     @Param({"16"})
     public int threads;
-    /** {@code blind} (betree's update, RocksDB's merge) or {@code get-put} (read, then write). */
+    /**
+     * {@code blind} (betree's update, RocksDB's merge, a broadcast or range delete) or {@code get-put}
+     * (read, then write; for the broadcast, scan and put every row).
+     */
     @Param({UpdateWorkload.BLIND, UpdateWorkload.GET_PUT})
     public String variant;
 
@@ -61,6 +71,24 @@ public class UpdateBenchmark {
         return rows(UpdateWorkload.updateNonIndex(context(), threads, variant));
     }
 
+    /**
+     * Appends 4 bytes to every row, then scans them all: betree's updateAll ({@code blind}), or
+     * every row scanned and put back (betree and RocksDB, {@code get-put}).
+     */
+    @Benchmark
+    public long broadcast() {
+        return rows(RangeWorkload.broadcast(context(), variant));
+    }
+
+    /**
+     * Deletes the lower half of the rows in one call (betree's and RocksDB's deleteRange;
+     * {@code blind} only), then scans what is left and gets keys of the deleted half.
+     */
+    @Benchmark
+    public long rangeDelete() {
+        return rows(RangeWorkload.rangeDelete(context(), variant));
+    }
+
     private BenchContext context() {
         return BenchContext.fromSystemProperties(engine, codec, scale);
     }
@@ -71,5 +99,13 @@ public class UpdateBenchmark {
             return 0;
         }
         return r.get().rows();
+    }
+
+    private long rows(List<PhaseResult> r) {
+        if (r.isEmpty()) {
+            System.out.println(engine + " " + variant + ": not a variant the engine or the phase has; nothing measured");
+            return 0;
+        }
+        return r.get(0).rows();
     }
 }

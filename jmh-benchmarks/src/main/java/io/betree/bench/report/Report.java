@@ -1,6 +1,7 @@
 package io.betree.bench.report;
 
 import io.betree.bench.workload.PhaseResult;
+import io.betree.bench.workload.RangeWorkload;
 import io.betree.bench.workload.Results;
 import io.betree.bench.workload.Scale;
 import io.betree.bench.workload.TimeSeriesWorkload;
@@ -28,7 +29,8 @@ import java.util.function.ToDoubleFunction;
  * variant (scale {@code full-small}) sits in the same tables as its default, next to it, with
  * charts of its own over time. Rates are also given as ratios to RocksDB's at the same scale (and,
  * for the time series, the same thread count) and to the engine's own one-thread rate; the update
- * functions' rates (issue 11) to RocksDB's merge or get and put, and to the engine's own get and put.
+ * functions' rates (issue 11) to RocksDB's merge or get and put, and to the engine's own get and put;
+ * the scans after a broadcast or a range delete to RocksDB's after its rewrite or range delete.
  *
  * <p>Usage: {@code java -cp benchmarks.jar io.betree.bench.report.Report RESULTS_DIR [TITLE]}.
  */
@@ -137,6 +139,22 @@ public final class Report {
                                 : Double.NaN)
                         .toList());
         md.append("\n![update functions](charts/updates.png)\n\n");
+
+        List<PhaseResult> broadcast = of(all, RangeWorkload.BROADCAST);
+        List<PhaseResult> ranges = of(all, RangeWorkload.RANGE_DELETE);
+        md.append("## Broadcast update and range delete (issue 11)\n\n");
+        md.append("One thread on a fresh store of 8-byte keys and 100-byte values. Broadcast: append 4 bytes to ")
+                .append("every row (`update-all`: betree's `updateAll`, one call; `rewrite`: scan and put every row ")
+                .append("in batches of 1,000, betree and RocksDB), then a full scan right after, nothing flushed; ")
+                .append("write ms is the call or the whole rewrite, latencies per batch. The issue's target: a ")
+                .append("broadcast or range-delete call under 10 ms whatever the row count.\n\n");
+        List<PhaseResult> changes = broadcast.stream().filter(r -> !r.phase().endsWith(RangeWorkload.SCAN)).toList();
+        md.append(table(changes, broadcastColumns(changes, broadcast)));
+        md.append("\nRange delete: delete the lower half of the keys in one call (betree's `deleteRange`, ")
+                .append("RocksDB's `deleteRange`), then a full scan of the upper half right after, then gets of ")
+                .append("random keys of the deleted half (all absent).\n\n");
+        List<PhaseResult> calls = filter(ranges, RangeWorkload.RANGE_DELETE);
+        md.append(table(calls, rangeDeleteColumns(calls, ranges))).append('\n');
 
         List<PhaseResult> lookup = of(all, "lookup");
         md.append("## Point lookups (primary key, hit and miss, warm and cold)\n\n");
@@ -286,6 +304,69 @@ public final class Report {
                 new Column("cores busy", r -> fmt(r.coresBusy())), new Column("peak heap MiB", r -> heap(r)),
                 new Column("note", PhaseResult::note)));
         return c;
+    }
+
+    /**
+     * Columns of the broadcast table, a row per write phase ({@code rows}) with the scan after it
+     * from {@code all}: the scan's rate also as a ratio to RocksDB's after its rewrite.
+     */
+    private static List<Column> broadcastColumns(List<PhaseResult> rows, List<PhaseResult> all) {
+        Function<PhaseResult, PhaseResult> scan = r -> after(all, r, RangeWorkload.SCAN);
+        List<Column> c = leading(rows, new Column("variant", RangeWorkload::variant));
+        c.addAll(List.of(new Column("rows", r -> count(r.rows())), new Column("write ms", r -> fmt(r.seconds() * 1e3)),
+                new Column("rows/s written", r -> fmt(r.rowsPerSec())),
+                new Column("scan s", r -> seconds(scan.apply(r))),
+                new Column("scan rows/s", r -> rate(scan.apply(r))),
+                ratio("scan ÷ RocksDB rewrite", rows, r -> rate(scan.apply(r), PhaseResult::rowsPerSec),
+                        (r, o) -> o.engine().equals("rocksdb") && o.scale().equals(r.scale())
+                                && RangeWorkload.variant(o).equals(RangeWorkload.REWRITE)),
+                new Column("p50 ms", r -> fmt(r.p50Micros() / 1e3)), new Column("max ms", r -> fmt(r.maxMicros() / 1e3)),
+                new Column("write amp", r -> amp(r.writeAmp())),
+                new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)),
+                new Column("peak heap MiB", r -> heap(r)), new Column("note", PhaseResult::note)));
+        return c;
+    }
+
+    /**
+     * Columns of the range-delete table, a row per call ({@code rows}) with the scan and the gets
+     * after it from {@code all}, their rates also as ratios to RocksDB's.
+     */
+    private static List<Column> rangeDeleteColumns(List<PhaseResult> rows, List<PhaseResult> all) {
+        Function<PhaseResult, PhaseResult> scan = r -> after(all, r, RangeWorkload.SCAN);
+        Function<PhaseResult, PhaseResult> gets = r -> after(all, r, "-gets");
+        List<Column> c = leading(rows, new Column("codec", PhaseResult::codec));
+        c.addAll(List.of(new Column("rows deleted", r -> count(r.rows())),
+                new Column("call ms", r -> fmt(r.seconds() * 1e3)),
+                new Column("rows left", r -> scan.apply(r) == null ? "n/a" : count(scan.apply(r).rows())),
+                new Column("scan s", r -> seconds(scan.apply(r))), new Column("scan rows/s", r -> rate(scan.apply(r))),
+                ratio("scan ÷ RocksDB", rows, r -> rate(scan.apply(r), PhaseResult::rowsPerSec),
+                        Report::sameAsRocksDb),
+                new Column("gets/s", r -> rate(gets.apply(r))),
+                ratio("gets ÷ RocksDB", rows, r -> rate(gets.apply(r), PhaseResult::rowsPerSec),
+                        Report::sameAsRocksDb),
+                new Column("get p50 us", r -> gets.apply(r) == null ? "n/a" : fmt(gets.apply(r).p50Micros())),
+                new Column("get p99 us", r -> gets.apply(r) == null ? "n/a" : fmt(gets.apply(r).p99Micros())),
+                new Column("write amp", r -> amp(r.writeAmp())),
+                new Column("disk MiB", r -> fmt(r.diskBytes() / 1048576.0)), new Column("note", PhaseResult::note)));
+        return c;
+    }
+
+    /** The phase of {@code all} named {@code r}'s phase and {@code suffix}, same engine and scale; or null. */
+    private static PhaseResult after(List<PhaseResult> all, PhaseResult r, String suffix) {
+        return all.stream().filter(o -> o.engine().equals(r.engine()) && o.scale().equals(r.scale())
+                && o.phase().equals(r.phase() + suffix)).findFirst().orElse(null);
+    }
+
+    private static double rate(PhaseResult r, ToDoubleFunction<PhaseResult> f) {
+        return r == null ? Double.NaN : f.applyAsDouble(r);
+    }
+
+    private static String rate(PhaseResult r) {
+        return fmt(rate(r, PhaseResult::rowsPerSec));
+    }
+
+    private static String seconds(PhaseResult r) {
+        return fmt(rate(r, PhaseResult::seconds));
     }
 
     private static List<Column> readColumns(List<PhaseResult> rows, String rate, boolean mbps) {

@@ -16,7 +16,8 @@ import java.util.Map;
  * apply" (no write amplification for a read-only phase).
  *
  * @param scale scale preset
- * @param workload insert, fifo, timeseries, lookup, scan, compression, counters or update-non-index
+ * @param workload insert, fifo, timeseries, lookup, scan, compression, counters, update-non-index,
+ *     broadcast or range-delete
  * @param phase the measured part, e.g. {@code scan-100-cold}
  * @param engine engine name
  * @param codec codec the engine used
@@ -77,11 +78,16 @@ public record PhaseResult(String scale, String workload, String phase, String en
         return cpuSeconds / seconds;
     }
 
-    /** Whether the phase writes (insert, fifo, timeseries, compression, counters, update-non-index). */
+    /**
+     * Whether the phase writes (insert, fifo, timeseries, compression, counters, update-non-index,
+     * the broadcast or rewrite, the range delete's call).
+     */
     public boolean isWrite() {
         return workload.equals("insert") || workload.equals("fifo") && !phase.equals("fifo-head")
                 || workload.equals("timeseries") || workload.equals("compression")
-                || workload.equals(UpdateWorkload.COUNTERS) || workload.equals(UpdateWorkload.NON_INDEX);
+                || workload.equals(UpdateWorkload.COUNTERS) || workload.equals(UpdateWorkload.NON_INDEX)
+                || workload.equals(RangeWorkload.BROADCAST) && !phase.endsWith(RangeWorkload.SCAN)
+                || phase.equals(RangeWorkload.RANGE_DELETE);
     }
 
     /** The headline figures by name, for the JMH profiler and the report (NaN ones left out). */

@@ -29,11 +29,15 @@ package io.betree.bench.workload;
  * @param updates field updates per update_non_index phase
  * @param updateBatch increments or updates per batch (one transaction, one write batch)
  * @param updateMaxSeconds time cap of each load and each measured part of the update benchmark
+ * @param rangeRows rows loaded (8-byte keys, 100-byte values) before each broadcast and range-delete
+ *     phase of the update benchmark (its load is capped at {@code updateMaxSeconds})
+ * @param rangeGets point gets in the deleted half after a range delete
  */
 public record Scale(String name, long budgetBytes, long insertRows, long insertMaxSeconds, long fifoQueueRows,
         long fifoChurnRows, long fifoMaxSeconds, long fifoHeadReads, long lookups, long shortScans, long mediumScans,
         long compressBytes, long compressMaxSeconds, long timeSeriesSteps, long timeSeriesMaxSeconds, long counters,
-        long counterIncrements, long updateRows, long updates, long updateBatch, long updateMaxSeconds) {
+        long counterIncrements, long updateRows, long updates, long updateBatch, long updateMaxSeconds,
+        long rangeRows, long rangeGets) {
 
     /** The preset {@code name} with any {@code bench.*} system property overrides applied. */
     public static Scale named(String name) {
@@ -41,27 +45,29 @@ public record Scale(String name, long budgetBytes, long insertRows, long insertM
         switch (name) {
             case "tiny":
                 s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 2_000, 200, 5, 2L << 20, 60, 40,
-                        60, 5_000, 20_000, 5_000, 20_000, 100, 60);
+                        60, 5_000, 20_000, 5_000, 20_000, 100, 60, 5_000, 1_000);
                 break;
             case "smoke":
                 s = new Scale(name, 32L << 20, 60_000, 60, 20_000, 40_000, 60, 40, 5_000, 500, 10, 8L << 20, 60, 100,
-                        60, 100_000, 400_000, 50_000, 400_000, 100, 30);
+                        60, 100_000, 400_000, 50_000, 400_000, 100, 30, 100_000, 10_000);
                 break;
             case "smoke-small":
                 // betree's smallest cache (8 of its 4 MiB nodes): at this scale the variant only
                 // proves that the small-cache runs work.
                 s = new Scale(name, 32L << 20, 20_000, 60, 10_000, 20_000, 60, 20, 5_000, 500, 10, 8L << 20, 60, 100,
-                        60, 100_000, 400_000, 50_000, 400_000, 100, 30);
+                        60, 100_000, 400_000, 50_000, 400_000, 100, 30, 100_000, 10_000);
                 break;
             case "full":
                 // update_non_index: 10.5 M rows of 8 + 120 logical bytes are 1.34 GB, ten times the
-                // 128 MiB budget.
+                // 128 MiB budget; broadcast and range delete: 10 M rows of 8 + 100 bytes, 1.08 GB.
                 s = new Scale(name, 128L << 20, 30_000_000, 600, 10_000_000, 10_000_000, 300, 200, 20_000, 2_000,
-                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180);
+                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180,
+                        10_000_000, 10_000);
                 break;
             case "full-small":
                 s = new Scale(name, 64L << 20, 28_000_000, 600, 28_000_000, 10_000_000, 400, 200, 20_000, 2_000,
-                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180);
+                        50, 1L << 30, 300, 10_000, 300, 10_000_000, 10_000_000, 10_500_000, 10_000_000, 100, 180,
+                        10_000_000, 10_000);
                 break;
             default:
                 throw new IllegalArgumentException(
@@ -76,7 +82,8 @@ public record Scale(String name, long budgetBytes, long insertRows, long insertM
                 get("timeSeriesMaxSeconds", s.timeSeriesMaxSeconds), get("counters", s.counters),
                 get("counterIncrements", s.counterIncrements), get("updateRows", s.updateRows),
                 get("updates", s.updates), get("updateBatch", s.updateBatch),
-                get("updateMaxSeconds", s.updateMaxSeconds));
+                get("updateMaxSeconds", s.updateMaxSeconds), get("rangeRows", s.rangeRows),
+                get("rangeGets", s.rangeGets));
     }
 
     /** This preset's variant: {@code small} for the small-cache presets, empty otherwise. */

@@ -37,9 +37,7 @@ import java.util.function.LongConsumer;
  * {@link EngineAdapter#updates()}) is skipped: no phase, no result.
  *
  * <p>The broadcast update ({@code Index.updateAll}) and the range delete ({@code Index.deleteRange})
- * of the same issue belong here as two more phase methods like {@link #counters}, each with a
- * {@code @Benchmark} method of its own in {@code UpdateBenchmark} and, where the engines differ, a
- * method in {@link Updates}.
+ * of the same issue are in {@link RangeWorkload}, loaded by the same {@link #load}.
  */
 public final class UpdateWorkload {
     /** Workload name of the counters phases. */
@@ -338,7 +336,7 @@ public final class UpdateWorkload {
      * Puts {@code n} keys (0 to n-1) through {@code put} in batches of {@value #LOAD_BATCH}, stopping
      * at the time cap, then flushes; returns the keys loaded and the nanoseconds taken.
      */
-    private static long[] load(EngineAdapter e, long n, long capNanos, LongConsumer put) {
+    static long[] load(EngineAdapter e, long n, long capNanos, LongConsumer put) {
         long t0 = System.nanoTime();
         long id = 0;
         while (id < n && System.nanoTime() - t0 <= capNanos) {
