@@ -79,7 +79,7 @@ public final class Environment implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         checkDirectMemory(options.cacheBytes());
         Durability d = options.durability();
-        RegisteredFunctions functions = new RegisteredFunctions(options.updateFunctions());
+        RegisteredFunctions functions = new RegisteredFunctions(options.updateFunctions(), options.clock());
         EngineSettings settings = new EngineSettings(options.cacheBytes(), d == Durability.SYNC,
                 d == Durability.ASYNC ? options.syncInterval() : null, options.checkpointInterval(),
                 options.logSegmentBytes(), options.memoryBudget() == null ? null : options.memoryBudget().internal(),
@@ -156,7 +156,11 @@ public final class Environment implements AutoCloseable {
         TreeConfig config = new TreeConfig(shape.nodeSize(), shape.basementSize(), shape.fanout(),
                 shape.codec().compressor(shape.level()));
         try {
-            return handle(engine.openIndex(name, config));
+            Index index = handle(engine.openIndex(name, config));
+            if (options.ttl() != null) {
+                index.defaultTtl(options.ttl());
+            }
+            return index;
         } catch (io.betree.internal.fault.BetreeException e) {
             throw Failures.translate(e);
         }

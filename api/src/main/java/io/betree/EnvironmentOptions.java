@@ -4,6 +4,7 @@ import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.StorageEnv;
 import io.betree.internal.tree.UpdateList;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -33,10 +34,12 @@ public final class EnvironmentOptions {
     private final MemoryBudget memoryBudget;
     /** Update functions by name; unmodifiable. */
     private final Map<String, UpdateFunction> updateFunctions;
+    /** What expiring rows are read against. */
+    private final InstantSource clock;
 
     private EnvironmentOptions(long cacheBytes, StorageEnv storage, Durability durability, Duration syncInterval,
             Duration checkpointInterval, long logSegmentBytes, long transactionMemoryBytes, MemoryBudget memoryBudget,
-            Map<String, UpdateFunction> updateFunctions) {
+            Map<String, UpdateFunction> updateFunctions, InstantSource clock) {
         this.cacheBytes = cacheBytes;
         this.storage = storage;
         this.durability = durability;
@@ -46,6 +49,7 @@ public final class EnvironmentOptions {
         this.transactionMemoryBytes = transactionMemoryBytes;
         this.memoryBudget = memoryBudget;
         this.updateFunctions = updateFunctions;
+        this.clock = clock;
     }
 
     /**
@@ -59,7 +63,7 @@ public final class EnvironmentOptions {
                 : Math.max(MIN_CACHE_BYTES, Math.min(DEFAULT_CACHE_BYTES, fits));
         return new EnvironmentOptions(cache, StorageEnv.defaultEnv(), Durability.SYNC,
                 Duration.ofMillis(50), Duration.ofSeconds(60), 64L << 20, DEFAULT_TRANSACTION_MEMORY_BYTES, null,
-                Map.of());
+                Map.of(), InstantSource.system());
     }
 
     /**
@@ -76,7 +80,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("cacheBytes " + bytes + " is below the minimum of " + MIN_CACHE_BYTES);
         }
         return new EnvironmentOptions(bytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, null, updateFunctions);
+                transactionMemoryBytes, null, updateFunctions, clock);
     }
 
     /**
@@ -90,14 +94,14 @@ public final class EnvironmentOptions {
     public EnvironmentOptions memoryBudget(MemoryBudget budget) {
         Objects.requireNonNull(budget, "budget");
         return new EnvironmentOptions(budget.bytes(), storage, durability, syncInterval, checkpointInterval,
-                logSegmentBytes, transactionMemoryBytes, budget, updateFunctions);
+                logSegmentBytes, transactionMemoryBytes, budget, updateFunctions, clock);
     }
 
     /** What a returned commit promises; default {@link Durability#SYNC}. */
     public EnvironmentOptions durability(Durability durability) {
         Objects.requireNonNull(durability, "durability");
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget, updateFunctions);
+                transactionMemoryBytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -111,7 +115,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("syncInterval must be positive, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, interval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget, updateFunctions);
+                transactionMemoryBytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -126,7 +130,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("checkpointInterval must not be negative, was " + interval);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, interval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget, updateFunctions);
+                transactionMemoryBytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -138,7 +142,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("logSegmentBytes must be at least 1 MiB, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, bytes,
-                transactionMemoryBytes, memoryBudget, updateFunctions);
+                transactionMemoryBytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -156,7 +160,7 @@ public final class EnvironmentOptions {
             throw new IllegalArgumentException("transactionMemoryBytes must be at least 1024, was " + bytes);
         }
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                bytes, memoryBudget, updateFunctions);
+                bytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -165,7 +169,7 @@ public final class EnvironmentOptions {
      */
     EnvironmentOptions storage(StorageEnv storage) {
         return new EnvironmentOptions(cacheBytes, Objects.requireNonNull(storage, "storage"), durability, syncInterval,
-                checkpointInterval, logSegmentBytes, transactionMemoryBytes, memoryBudget, updateFunctions);
+                checkpointInterval, logSegmentBytes, transactionMemoryBytes, memoryBudget, updateFunctions, clock);
     }
 
     /**
@@ -184,7 +188,23 @@ public final class EnvironmentOptions {
         Map<String, UpdateFunction> more = new TreeMap<>(updateFunctions);
         more.put(name, function);
         return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
-                transactionMemoryBytes, memoryBudget, Collections.unmodifiableMap(more));
+                transactionMemoryBytes, memoryBudget, Collections.unmodifiableMap(more), clock);
+    }
+
+    /**
+     * The clock that row expiry ({@link Index#put(byte[], byte[], Duration)}, {@link IndexOptions#ttl})
+     * is computed and read against; default {@link InstantSource#system()}. Tests pass a clock they
+     * move by hand. Must be thread-safe and should not go backwards.
+     */
+    public EnvironmentOptions clock(InstantSource clock) {
+        Objects.requireNonNull(clock, "clock");
+        return new EnvironmentOptions(cacheBytes, storage, durability, syncInterval, checkpointInterval, logSegmentBytes,
+                transactionMemoryBytes, memoryBudget, updateFunctions, clock);
+    }
+
+    /** The clock of row expiry. */
+    public InstantSource clock() {
+        return clock;
     }
 
     /** The update functions registered, by name (unmodifiable). */

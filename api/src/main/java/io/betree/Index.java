@@ -2,9 +2,11 @@ package io.betree;
 
 import io.betree.internal.engine.StoredIndex;
 import io.betree.internal.tree.BeTree;
+import io.betree.internal.tree.Expiry;
 import io.betree.internal.tree.Keys;
 import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -33,6 +35,8 @@ public final class Index {
     private final int id;
     private final BeTree tree;
     private final StoredIndex stored;
+    /** The TTL of puts without one of their own, in milliseconds; 0 for none ({@link IndexOptions#ttl}). */
+    private volatile long defaultTtlMillis;
 
     Index(Environment env, StoredIndex stored) {
         this.env = env;
@@ -64,7 +68,68 @@ public final class Index {
         checkKey(key);
         checkValue(value);
         checkOpen();
-        env.commit(-1, List.of(WriteOp.put(id, tree, key, value)));
+        long ttl = defaultTtlMillis;
+        env.commit(-1, List.of(ttl == 0 ? WriteOp.put(id, tree, key, value)
+                : WriteOp.putExpiring(id, tree, key, Expiry.wrap(expiryAfter(ttl), value))));
+    }
+
+    /**
+     * Stores {@code value} under {@code key} until {@code ttl} from now on the environment's clock
+     * ({@link EnvironmentOptions#clock}): from then on no read sees it (whatever its snapshot), and
+     * its space goes when its leaf is next rewritten. An update or broadcast of the value keeps its
+     * expiry; one that meets it only after it expired (a flush or a read applies an update where it
+     * meets the value, which may be after the update committed) finds the key absent, so put such a
+     * key again rather than update it near its expiry.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code ttl} is not positive, or as {@link #put(byte[], byte[])}
+     * @throws IllegalStateException if the environment is closed
+     */
+    public void put(byte[] key, byte[] value, Duration ttl) {
+        checkKey(key);
+        checkValue(value);
+        long millis = ttlMillis(ttl);
+        checkOpen();
+        env.commit(-1, List.of(WriteOp.putExpiring(id, tree, key, Expiry.wrap(expiryAfter(millis), value))));
+    }
+
+    /**
+     * As {@link #put(byte[], byte[], Duration)}, within {@code txn}: the expiry counts from this call.
+     *
+     * @throws WriteConflictException as {@link #put(Transaction, byte[], byte[])}
+     * @throws IllegalArgumentException if {@code ttl} is not positive, or as {@link #put(byte[], byte[])}
+     * @throws IllegalStateException if {@code txn} is no longer active or the environment is closed
+     */
+    public void put(Transaction txn, byte[] key, byte[] value, Duration ttl) {
+        Objects.requireNonNull(txn, "txn");
+        checkKey(key);
+        checkValue(value);
+        long millis = ttlMillis(ttl);
+        txn.checkOwner(env);
+        txn.writeExpiring(this, key, value, expiryAfter(millis));
+    }
+
+    /** Sets the TTL of puts without one of their own ({@link IndexOptions#ttl}): zero for none. */
+    void defaultTtl(Duration ttl) {
+        defaultTtlMillis = ttl.isZero() ? 0 : ttlMillis(ttl);
+    }
+
+    private static long ttlMillis(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("ttl must be positive, was " + ttl);
+        }
+        try {
+            return Math.max(1, ttl.toMillis());
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** The instant {@code ttlMillis} from now, saturated short of {@link Long#MAX_VALUE} (never). */
+    private long expiryAfter(long ttlMillis) {
+        long now = env.functions().nowMillis();
+        return ttlMillis >= Long.MAX_VALUE - 1 - now ? Long.MAX_VALUE - 1 : now + ttlMillis;
     }
 
     /**
@@ -80,7 +145,12 @@ public final class Index {
         checkKey(key);
         checkValue(value);
         txn.checkOwner(env);
-        txn.write(this, key, value);
+        long ttl = defaultTtlMillis;
+        if (ttl == 0) {
+            txn.write(this, key, value);
+        } else {
+            txn.writeExpiring(this, key, value, expiryAfter(ttl));
+        }
     }
 
     /**
@@ -116,7 +186,8 @@ public final class Index {
         txn.checkActive();
         Transaction.OwnWrite own = txn.ownWrite(this, key);
         if (own != null && !own.updateList()) {
-            return own.value() == Transaction.DELETED ? null : own.value().clone();
+            byte[] value = own.read(env.functions().nowMillis());
+            return value == null ? null : value.clone();
         }
         byte[] base = txn.overOwnRanges(this, key, read(key, txn.snapshotTs()));
         return own == null ? base : applyUpdates(key, base, own.value());

@@ -1,5 +1,6 @@
 package io.betree;
 
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -31,9 +32,11 @@ public final class IndexOptions {
     private final int fanout;
     private final boolean nodeSizeSet;
     private final boolean basementSizeSet;
+    /** The TTL of the index's puts that have none of their own; null for none. */
+    private final Duration ttl;
 
     private IndexOptions(Codec codec, int level, int nodeSize, int basementSize, int fanout, boolean nodeSizeSet,
-            boolean basementSizeSet) {
+            boolean basementSizeSet, Duration ttl) {
         this.codec = codec;
         this.level = level;
         this.nodeSize = nodeSize;
@@ -41,6 +44,7 @@ public final class IndexOptions {
         this.fanout = fanout;
         this.nodeSizeSet = nodeSizeSet;
         this.basementSizeSet = basementSizeSet;
+        this.ttl = ttl;
     }
 
     /**
@@ -50,14 +54,14 @@ public final class IndexOptions {
      */
     public static IndexOptions defaults() {
         return new IndexOptions(Codec.LZ4, Codec.LZ4.defaultLevel(), DEFAULT_NODE_SIZE, DEFAULT_BASEMENT_SIZE,
-                DEFAULT_FANOUT, false, false);
+                DEFAULT_FANOUT, false, false, null);
     }
 
     /** Compresses blocks with {@code codec} at its default level. */
     public IndexOptions codec(Codec codec) {
         Objects.requireNonNull(codec, "codec");
         return new IndexOptions(codec, codec.defaultLevel(), nodeSize, basementSize, fanout, nodeSizeSet,
-                basementSizeSet);
+                basementSizeSet, ttl);
     }
 
     /**
@@ -68,7 +72,7 @@ public final class IndexOptions {
     public IndexOptions codec(Codec codec, int level) {
         Objects.requireNonNull(codec, "codec");
         codec.compressor(level);
-        return new IndexOptions(codec, level, nodeSize, basementSize, fanout, nodeSizeSet, basementSizeSet);
+        return new IndexOptions(codec, level, nodeSize, basementSize, fanout, nodeSizeSet, basementSizeSet, ttl);
     }
 
     /** Node size in bytes, 64 KiB to 64 MiB; kept as set, whatever the cache. */
@@ -76,7 +80,7 @@ public final class IndexOptions {
         if (bytes < MIN_NODE_SIZE || bytes > (64 << 20)) {
             throw new IllegalArgumentException("nodeSize must be between 64 KiB and 64 MiB, was " + bytes);
         }
-        return new IndexOptions(codec, level, bytes, basementSize, fanout, true, basementSizeSet);
+        return new IndexOptions(codec, level, bytes, basementSize, fanout, true, basementSizeSet, ttl);
     }
 
     /** Basement size in bytes, 4 KiB to 4 MiB; kept as set, whatever the cache. */
@@ -84,7 +88,7 @@ public final class IndexOptions {
         if (bytes < (4 << 10) || bytes > (4 << 20)) {
             throw new IllegalArgumentException("basementSize must be between 4 KiB and 4 MiB, was " + bytes);
         }
-        return new IndexOptions(codec, level, nodeSize, bytes, fanout, nodeSizeSet, true);
+        return new IndexOptions(codec, level, nodeSize, bytes, fanout, nodeSizeSet, true, ttl);
     }
 
     /** Maximum children of an internal node, 4 to 1024. */
@@ -92,7 +96,30 @@ public final class IndexOptions {
         if (children < 4 || children > 1024) {
             throw new IllegalArgumentException("fanout must be between 4 and 1024, was " + children);
         }
-        return new IndexOptions(codec, level, nodeSize, basementSize, children, nodeSizeSet, basementSizeSet);
+        return new IndexOptions(codec, level, nodeSize, basementSize, children, nodeSizeSet, basementSizeSet, ttl);
+    }
+
+    /**
+     * Makes every row the index's puts write expire {@code ttl} after the put, unless the put gives
+     * a TTL of its own ({@link Index#put(byte[], byte[], Duration)}): from then on reads do not
+     * see it, and the space goes when its leaf is next rewritten. It holds for the puts made through
+     * the environment's handle of the index from the {@link Environment#openIndex} call given these
+     * options on, until one given another TTL; {@link Duration#ZERO} turns it off. Not stored:
+     * give it at every open. Rows written before keep what they were written with.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public IndexOptions ttl(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.isNegative()) {
+            throw new IllegalArgumentException("ttl must not be negative, was " + ttl);
+        }
+        return new IndexOptions(codec, level, nodeSize, basementSize, fanout, nodeSizeSet, basementSizeSet, ttl);
+    }
+
+    /** The TTL set with {@link #ttl(Duration)}, or null when none was set. */
+    public Duration ttl() {
+        return ttl;
     }
 
     /**
@@ -108,7 +135,7 @@ public final class IndexOptions {
             }
         }
         int basement = basementSizeSet ? basementSize : Math.min(basementSize, node / 2);
-        return new IndexOptions(codec, level, node, basement, fanout, nodeSizeSet, basementSizeSet);
+        return new IndexOptions(codec, level, node, basement, fanout, nodeSizeSet, basementSizeSet, ttl);
     }
 
     /** The codec. */

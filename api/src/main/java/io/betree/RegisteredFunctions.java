@@ -1,20 +1,30 @@
 package io.betree;
 
 import io.betree.internal.tree.UpdateFunctions;
+import java.time.InstantSource;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The update functions of {@link EnvironmentOptions}, as the engine's trees call them by name.
- * Immutable and thread-safe, as the registered functions must be.
+ * The update functions of {@link EnvironmentOptions}, as the engine's trees call them by name, and
+ * its clock, which row expiry is read against. Immutable and thread-safe, as the registered
+ * functions and the clock must be.
  */
 final class RegisteredFunctions implements UpdateFunctions {
     private final Map<String, UpdateFunction> byName;
     /** Calls that threw where an update met its value, and so changed nothing. */
     private final AtomicLong failedCalls = new AtomicLong();
 
-    RegisteredFunctions(Map<String, UpdateFunction> byName) {
+    private final InstantSource clock;
+
+    RegisteredFunctions(Map<String, UpdateFunction> byName, InstantSource clock) {
         this.byName = byName;
+        this.clock = clock;
+    }
+
+    @Override
+    public long nowMillis() {
+        return clock.millis();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.betree;
 
 import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
+import io.betree.internal.tree.Expiry;
 import io.betree.internal.tree.ScanOverlay;
 import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
@@ -65,6 +66,11 @@ public final class Transaction implements AutoCloseable {
      * Compared by identity.
      */
     private final Set<byte[]> updateLists = Collections.newSetFromMap(new IdentityHashMap<>());
+    /**
+     * The values in {@link #writes} that expire: each is the {@link Expiry} stored form of a put
+     * with a TTL. Compared by identity.
+     */
+    private final Set<byte[]> expiringValues = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Range deletes and broadcasts, which apply before {@link #writes}. */
     private final OwnRanges ranges = new OwnRanges();
     /** Whether the snapshot was ended (at commit, or by {@link #finish}). */
@@ -109,6 +115,7 @@ public final class Transaction implements AutoCloseable {
             Index index = e.getKey();
             e.getValue().forEach((key, value) -> ops.add(value == DELETED ? WriteOp.delete(index.id(), index.tree(), key)
                     : updateLists.contains(value) ? WriteOp.update(index.id(), index.tree(), key, value)
+                    : expiringValues.contains(value) ? WriteOp.putExpiring(index.id(), index.tree(), key, value)
                     : WriteOp.put(index.id(), index.tree(), key, value)));
         }
         try {
@@ -144,9 +151,10 @@ public final class Transaction implements AutoCloseable {
         if (spilled == null) {
             spilled = env.newSpill();
         }
-        spilled.spill(OwnWrites.sortedOps(writes, updateLists::contains));
+        spilled.spill(OwnWrites.sortedOps(writes, updateLists::contains, expiringValues::contains));
         writes.clear();
         updateLists.clear();
+        expiringValues.clear();
         heapBytes = 0;
     }
 
@@ -167,6 +175,7 @@ public final class Transaction implements AutoCloseable {
         active = false;
         writes.clear();
         updateLists.clear();
+        expiringValues.clear();
         ranges.clear();
         SpilledWrites s = spilled;
         spilled = null;
@@ -206,13 +215,23 @@ public final class Transaction implements AutoCloseable {
 
     /** Records a write (value {@link #DELETED} for a delete); fails at once on a known conflict. */
     void write(Index index, byte[] key, byte[] value) {
+        checkWritable(index, key);
+        store(index, key, value == DELETED ? DELETED : value.clone(), Kind.VALUE);
+    }
+
+    /** Records a put of {@code value} that expires at {@code expiresAtMillis}; fails at once on a known conflict. */
+    void writeExpiring(Index index, byte[] key, byte[] value, long expiresAtMillis) {
+        checkWritable(index, key);
+        store(index, key, Expiry.wrap(expiresAtMillis, value), Kind.EXPIRING);
+    }
+
+    private void checkWritable(Index index, byte[] key) {
         checkActive();
         if (env.conflicts(index, key, snapshotTs)) {
             abort();
             throw new WriteConflictException("write conflict on " + index.name()
                     + ": another transaction committed this key after this transaction began");
         }
-        store(index, key, value == DELETED ? DELETED : value.clone(), false);
     }
 
     /**
@@ -225,10 +244,10 @@ public final class Transaction implements AutoCloseable {
         if (own != null && !own.updateList()) {
             index.checkedCall(key, function, argument, null);
             // Not yet committed, and the caller is here: what the function throws reaches it.
-            byte[] value = index.callNow(key, own.value() == DELETED ? null : own.value(), function, argument);
-            store(index, key, value == null ? DELETED : value, false);
+            byte[] base = own.read(env.functions().nowMillis());
+            storeKnown(index, key, index.callNow(key, base, function, argument), own.expiryIf(base));
         } else {
-            store(index, key, index.checkedCall(key, function, argument, own == null ? null : own.value()), true);
+            store(index, key, index.checkedCall(key, function, argument, own == null ? null : own.value()), Kind.UPDATES);
         }
     }
 
@@ -244,7 +263,7 @@ public final class Transaction implements AutoCloseable {
             NavigableMap<byte[], byte[]> inRange = upper == null ? set.sorted().tailMap(lower, true)
                     : set.sorted().subMap(lower, true, upper, false);
             for (byte[] key : new ArrayList<>(inRange.keySet())) {
-                store(index, key, DELETED, false);
+                store(index, key, DELETED, Kind.VALUE);
             }
         }
         ranges.addDelete(index, lower, upper);
@@ -261,16 +280,19 @@ public final class Transaction implements AutoCloseable {
         checkNotSpilled("updateAll");
         WriteSet set = writes.get(index);
         if (set != null) {
-            List<Map.Entry<byte[], byte[]>> changed = new ArrayList<>();
-            for (Map.Entry<byte[], byte[]> e : set.sorted().entrySet()) {
-                byte[] key = e.getKey();
-                byte[] now = e.getValue() == DELETED ? null
-                        : updateLists.contains(e.getValue()) ? index.get(this, key) : e.getValue();
-                byte[] after = now == null ? null : index.callNow(key, now, function, argument);
-                changed.add(Map.entry(key, after == null ? DELETED : after));
+            long now = env.functions().nowMillis();
+            List<byte[]> keys = new ArrayList<>();
+            List<byte[]> values = new ArrayList<>();
+            List<Long> expiries = new ArrayList<>();
+            for (byte[] key : set.sorted().keySet()) {
+                OwnWrite own = ownWrite(index, key);
+                byte[] before = own.updateList() ? index.get(this, key) : own.read(now);
+                keys.add(key);
+                values.add(before == null ? null : index.callNow(key, before, function, argument));
+                expiries.add(own.updateList() ? NEVER : own.expiryIf(before));
             }
-            for (Map.Entry<byte[], byte[]> e : changed) {
-                store(index, e.getKey(), e.getValue(), false);
+            for (int i = 0; i < keys.size(); i++) {
+                storeKnown(index, keys.get(i), values.get(i), expiries.get(i));
             }
         }
         ranges.addBroadcast(index, UpdateList.of(function, argument));
@@ -291,20 +313,46 @@ public final class Transaction implements AutoCloseable {
         return ranges.any(index) ? ranges.over(index, key, committed, env.functions()) : committed;
     }
 
+    /** What a value in {@link #writes} is. */
+    private enum Kind {
+        /** A value, or {@link #DELETED}. */
+        VALUE,
+        /** An {@link io.betree.internal.tree.UpdateList} for a key whose value the transaction does not know. */
+        UPDATES,
+        /** The {@link Expiry} stored form of a value that expires. */
+        EXPIRING
+    }
+
+    /** No expiry. */
+    private static final long NEVER = Long.MAX_VALUE;
+
+    /** Stores {@code value} (null: deleted), expiring at {@code expiry} unless {@link #NEVER}. */
+    private void storeKnown(Index index, byte[] key, byte[] value, long expiry) {
+        if (value == null) {
+            store(index, key, DELETED, Kind.VALUE);
+        } else if (expiry == NEVER) {
+            store(index, key, value, Kind.VALUE);
+        } else {
+            store(index, key, Expiry.wrap(expiry, value), Kind.EXPIRING);
+        }
+    }
+
     /**
      * Puts {@code value} (the transaction's own array, or {@link #DELETED}) under {@code key} in the
-     * write set, an {@link io.betree.internal.tree.UpdateList} when {@code isUpdateList}, and spills
-     * the write set once it passes its heap share.
+     * write set, as a {@code kind}, and spills the write set once it passes its heap share.
      */
-    private void store(Index index, byte[] key, byte[] value, boolean isUpdateList) {
+    private void store(Index index, byte[] key, byte[] value, Kind kind) {
         WriteSet set = writes.computeIfAbsent(index, i -> new WriteSet());
         byte[] replaced = set.get(key);
         if (replaced != null) {
             updateLists.remove(replaced);
+            expiringValues.remove(replaced);
         }
         set.put(key.clone(), value);
-        if (isUpdateList) {
+        if (kind == Kind.UPDATES) {
             updateLists.add(value);
+        } else if (kind == Kind.EXPIRING) {
+            expiringValues.add(value);
         }
         // A key written again costs only its value's growth: a key updated many times replaces its
         // list each time, and counting every list whole would spill after a few hundred updates.
@@ -326,9 +374,19 @@ public final class Transaction implements AutoCloseable {
     /**
      * The transaction's own latest write of a key: {@code value} is the value, {@link #DELETED} for a
      * delete, or, when {@code updateList}, the {@link io.betree.internal.tree.UpdateList} of its
-     * updates of a key it did not write otherwise, which wait for the key's committed value.
+     * updates of a key it did not write otherwise, which wait for the key's committed value; when
+     * {@code expiring}, the {@link Expiry} stored form of a value that expires.
      */
-    record OwnWrite(byte[] value, boolean updateList) {
+    record OwnWrite(byte[] value, boolean updateList, boolean expiring) {
+        /** The value as a read at {@code nowMillis} sees it (null: deleted or expired); not for update lists. */
+        byte[] read(long nowMillis) {
+            return value == DELETED ? null : expiring ? Expiry.live(value, nowMillis) : value;
+        }
+
+        /** The expiry a change of this value keeps: its own while {@code base}, what it read as, is present. */
+        long expiryIf(byte[] base) {
+            return expiring && base != null ? Expiry.of(value) : NEVER;
+        }
     }
 
     /** The transaction's own latest write of {@code key} to {@code index} (on the heap, else spilled), or null. */
@@ -336,7 +394,7 @@ public final class Transaction implements AutoCloseable {
         WriteSet own = writes.get(index);
         byte[] latest = own == null ? null : own.get(key);
         if (latest != null) {
-            return new OwnWrite(latest, updateLists.contains(latest));
+            return new OwnWrite(latest, updateLists.contains(latest), expiringValues.contains(latest));
         }
         if (spilled == null) {
             return null;
@@ -350,7 +408,8 @@ public final class Transaction implements AutoCloseable {
         if (op == null) {
             return null;
         }
-        return new OwnWrite(op.value() == null ? DELETED : op.value(), op.type() == CommitRecord.UPDATE);
+        return new OwnWrite(op.value() == null ? DELETED : op.value(), op.type() == CommitRecord.UPDATE,
+                op.type() == CommitRecord.PUT_EXPIRING);
     }
 
     /**
@@ -369,9 +428,22 @@ public final class Transaction implements AutoCloseable {
         return new ScanOverlay() {
             @Override
             public Iterator<Map.Entry<byte[], byte[]>> range(byte[] from, byte[] limit) {
-                Iterator<Map.Entry<byte[], byte[]>> newer = own == null ? Collections.emptyIterator()
+                long now = env.functions().nowMillis();
+                Iterator<Map.Entry<byte[], byte[]>> sorted = own == null ? Collections.emptyIterator()
                         : (limit == null ? own.sorted().tailMap(from, true) : own.sorted().subMap(from, true, limit, false))
                                 .entrySet().iterator();
+                Iterator<Map.Entry<byte[], byte[]>> newer = expiringValues.isEmpty() ? sorted : new Iterator<>() {
+                    @Override
+                    public boolean hasNext() {
+                        return sorted.hasNext();
+                    }
+
+                    @Override
+                    public Map.Entry<byte[], byte[]> next() {
+                        Map.Entry<byte[], byte[]> w = sorted.next();
+                        return expiringValues.contains(w.getValue()) ? Map.entry(w.getKey(), OwnWrites.live(w.getValue(), now)) : w;
+                    }
+                };
                 if (moved == null) {
                     return newer;
                 }
@@ -381,7 +453,7 @@ public final class Transaction implements AutoCloseable {
                 } catch (io.betree.internal.fault.BetreeException e) {
                     throw Failures.translate(e);
                 }
-                return new OwnWrites(older, newer, movedUpdateLists);
+                return new OwnWrites(older, newer, movedUpdateLists, now);
             }
 
             @Override

@@ -16,6 +16,9 @@ import io.betree.Transaction;
 import io.betree.UpdateFunction;
 import io.betree.TreeChecks;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -24,6 +27,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -69,13 +73,31 @@ class ModelBasedTest {
         return joined;
     };
 
+    /** A clock the test moves by hand, for rows with a TTL. */
+    private static final class ManualClock implements InstantSource {
+        final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis.get());
+        }
+
+        @Override
+        public long millis() {
+            return millis.get();
+        }
+    }
+
     private void run(Codec codec, long seed) {
         Random rnd = new Random(seed);
         NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
+        // When the model's rows with a TTL expire; a row expired is removed from both at once.
+        NavigableMap<byte[], Long> expiresAt = new TreeMap<>(Arrays::compareUnsigned);
+        ManualClock clock = new ManualClock();
         IndexOptions shape = IndexOptions.defaults().codec(codec).nodeSize(64 << 10).basementSize(4 << 10).fanout(4 + rnd.nextInt(8));
         // Syncing is the crash tests' subject; here it would only slow the run down.
         EnvironmentOptions envOptions = EnvironmentOptions.defaults().cacheBytes(16L << 20)
-                .durability(Durability.NONE).updateFunction("append", APPEND);
+                .durability(Durability.NONE).updateFunction("append", APPEND).clock(clock);
         int keySpace = 2_000 + rnd.nextInt(30_000);
         Environment env = Environment.open(dir, envOptions);
         try {
@@ -85,6 +107,11 @@ class ModelBasedTest {
                 if (kind < 80) {
                     // An update: blind, applied wherever it meets the key's value, maybe much later.
                     byte[] k = rnd.nextInt(3) == 0 || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
+                    if (expiresAt.containsKey(k)) {
+                        // It would meet the value before or after its expiry, as flushes have it
+                        // (Index.put with a TTL says so): not a question for the model.
+                        continue;
+                    }
                     byte[] argument = rnd.nextInt(10) == 0 ? new byte[] {'!'} : value(rnd);
                     idx.update(k, "append", argument);
                     byte[] after = APPEND.apply(k, model.get(k), argument);
@@ -93,21 +120,31 @@ class ModelBasedTest {
                     } else {
                         model.put(k, after);
                     }
-                } else if (kind < 450) {
+                } else if (kind < 400) {
                     byte[] k = key(rnd, keySpace);
                     byte[] v = value(rnd);
                     idx.put(k, v);
                     model.put(k, v);
+                    expiresAt.remove(k);
+                } else if (kind < 450) {
+                    byte[] k = key(rnd, keySpace);
+                    byte[] v = value(rnd);
+                    long ttl = 1 + rnd.nextInt(5_000);
+                    idx.put(k, v, Duration.ofMillis(ttl));
+                    model.put(k, v);
+                    expiresAt.put(k, clock.millis() + ttl);
                 } else if (kind < 500) {
                     // Runs of ascending keys past the current maximum exercise the sequential path.
                     byte[] k = model.isEmpty() ? key(rnd, keySpace) : successor(model.lastKey(), rnd);
                     byte[] v = value(rnd);
                     idx.put(k, v);
                     model.put(k, v);
+                    expiresAt.remove(k);
                 } else if (kind < 700) {
                     byte[] k = rnd.nextInt(4) == 0 || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
                     idx.delete(k);
                     model.remove(k);
+                    expiresAt.remove(k);
                 } else if (kind < 953) {
                     // A range delete, mostly narrow: a wide one now and then empties much of the model.
                     byte[] from = rnd.nextInt(20) == 0 ? null : key(rnd, keySpace);
@@ -120,10 +157,21 @@ class ModelBasedTest {
                     }
                     idx.deleteRange(from, to);
                     deleteRange(model, from, to);
+                    expiresAt.keySet().removeIf(k -> !model.containsKey(k));
                 } else if (kind < 955) {
                     byte[] column = value(rnd, 4);
                     idx.updateAll("append", column);
                     broadcast(model, column);
+                } else if (kind < 957) {
+                    // Time passes: rows whose TTL ran out are gone for every reader.
+                    clock.millis.addAndGet(rnd.nextInt(2_000));
+                    for (Iterator<Map.Entry<byte[], Long>> it = expiresAt.entrySet().iterator(); it.hasNext();) {
+                        Map.Entry<byte[], Long> e = it.next();
+                        if (e.getValue() <= clock.millis()) {
+                            model.remove(e.getKey());
+                            it.remove();
+                        }
+                    }
                 } else if (kind < 960) {
                     byte[] k = rnd.nextBoolean() || model.isEmpty() ? key(rnd, keySpace) : existingKey(model, rnd, keySpace);
                     byte[] expected = model.get(k);
@@ -139,6 +187,8 @@ class ModelBasedTest {
                     checkScan(idx, model, from, to, rnd.nextInt(10) == 0 ? Integer.MAX_VALUE : 1 + rnd.nextInt(200), op);
                 } else if (kind < 997) {
                     runTransaction(env, idx, model, rnd, keySpace, op);
+                    // Its puts and range deletes replaced what had a TTL; its broadcasts kept it.
+                    expiresAt.keySet().removeIf(k -> !model.containsKey(k) || lastTransactionWrote.contains(k));
                 } else if (kind < 998) {
                     env.checkpoint();
                 } else {
@@ -182,8 +232,12 @@ class ModelBasedTest {
      * visible only to it. At commit its operations are replayed on the model in order: its range
      * deletes and broadcasts take what is committed by then, outside writes included.
      */
-    private static void runTransaction(Environment env, Index idx, NavigableMap<byte[], byte[]> model, Random rnd,
+    /** The keys the last transaction put or deleted, if it committed. */
+    private final java.util.Set<byte[]> lastTransactionWrote = new java.util.TreeSet<>(Arrays::compareUnsigned);
+
+    private void runTransaction(Environment env, Index idx, NavigableMap<byte[], byte[]> model, Random rnd,
             int keySpace, int op) {
+        lastTransactionWrote.clear();
         NavigableMap<byte[], byte[]> view = new TreeMap<>(Arrays::compareUnsigned);
         view.putAll(model);
         NavigableMap<byte[], byte[]> own = new TreeMap<>(Arrays::compareUnsigned);
@@ -256,6 +310,7 @@ class ModelBasedTest {
                 for (java.util.function.Consumer<NavigableMap<byte[], byte[]>> r : replay) {
                     r.accept(model);
                 }
+                lastTransactionWrote.addAll(own.keySet());
             }
         }
     }

@@ -12,7 +12,8 @@ import java.util.Objects;
  * order they are to be applied, and its commit timestamp.
  *
  * <p>Encoding (big-endian): commit timestamp (8), op count (4), then per op: index id (4), op
- * code (1: {@link #PUT}, {@link #DELETE}, {@link #UPDATE}, {@link #RANGE_UPDATE} or {@link #RANGE_DELETE}), key
+ * code (1: {@link #PUT}, {@link #DELETE}, {@link #UPDATE}, {@link #RANGE_UPDATE}, {@link #RANGE_DELETE} or
+ * {@link #PUT_EXPIRING}), key
  * length (4), key, value length (4, -1 when the op
  * has no value), value. The op codes are the log's own: they are stored on disk and never change,
  * whatever the tree calls its messages.
@@ -35,6 +36,8 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
     public static final byte RANGE_UPDATE = 4;
     /** Op code of a range delete: the key is the range's lower bound, the value its upper bound ({@code RangeMessage.encodeValue}). */
     public static final byte RANGE_DELETE = 5;
+    /** Op code of a put whose value expires: the value is the expiry (8, milliseconds since the epoch) and the value. */
+    public static final byte PUT_EXPIRING = 6;
 
     /** Fixed bytes before the op count. */
     private static final int FIXED_BYTES = 8;
@@ -100,7 +103,8 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
         /** Renders the op with abbreviated hexadecimal key and value. */
         String describe() {
             String name = type == PUT ? "put" : type == DELETE ? "delete" : type == UPDATE ? "update"
-                    : type == RANGE_UPDATE ? "range update" : type == RANGE_DELETE ? "range delete" : "type" + type;
+                    : type == RANGE_UPDATE ? "range update" : type == RANGE_DELETE ? "range delete"
+                    : type == PUT_EXPIRING ? "expiring put" : "type" + type;
             return name + " index=" + indexId + " key=" + hex(key)
                     + (value == null ? "" : " value=" + hex(value));
         }

@@ -35,6 +35,17 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
         return new WriteOp(indexId, tree, MessageType.PUT, key, Objects.requireNonNull(value, "value"));
     }
 
+    /**
+     * A put of a value that expires: {@code stored} is its {@link io.betree.internal.tree.Expiry}
+     * stored form. The arrays are not copied.
+     */
+    public static WriteOp putExpiring(int indexId, BeTree tree, byte[] key, byte[] stored) {
+        if (stored.length < io.betree.internal.tree.Expiry.BYTES) {
+            throw new IllegalArgumentException("an expiring put needs its expiry");
+        }
+        return new WriteOp(indexId, tree, MessageType.PUT_EXPIRING, key, stored);
+    }
+
     /** A delete of {@code key}. The array is not copied. */
     public static WriteOp delete(int indexId, BeTree tree, byte[] key) {
         return new WriteOp(indexId, tree, MessageType.DELETE, key, null);
@@ -89,6 +100,8 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
                 return CommitRecord.UPDATE;
             case MessageType.RANGE_UPDATE:
                 return CommitRecord.RANGE_UPDATE;
+            case MessageType.PUT_EXPIRING:
+                return CommitRecord.PUT_EXPIRING;
             default:
                 return CommitRecord.RANGE_DELETE;
         }
@@ -108,6 +121,11 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
                 return put(op.indexId(), tree, op.key(), op.value());
             case CommitRecord.DELETE:
                 return delete(op.indexId(), tree, op.key());
+            case CommitRecord.PUT_EXPIRING:
+                if (op.value() == null) {
+                    throw new IllegalArgumentException("an expiring put without a value for index " + op.indexId());
+                }
+                return putExpiring(op.indexId(), tree, op.key(), op.value());
             case CommitRecord.UPDATE:
                 if (op.value() == null || !UpdateList.wellFormed(java.nio.ByteBuffer.wrap(op.value()), 0, op.value().length)) {
                     throw new IllegalArgumentException("an update without a well-formed list of calls for index "
