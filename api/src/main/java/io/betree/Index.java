@@ -262,11 +262,13 @@ public final class Index {
     }
 
     /**
-     * As {@link #updateAll(String, byte[])}, within {@code txn}: reads in {@code txn} see it at once.
-     * It applies to what {@code txn}'s snapshot holds and before {@code txn}'s own writes: rows
-     * {@code txn} put earlier take the call now (what the function throws then reaches the caller,
-     * {@code txn} unchanged), and keys {@code txn} updated earlier without writing them otherwise
-     * become puts of what they come to, which then conflict as puts do. Not available once
+     * As {@link #updateAll(String, byte[])}, within {@code txn}: reads in {@code txn} see it at once,
+     * applied to its snapshot. At commit it is blind, so it changes every row committed before the
+     * commit, including rows other transactions committed after {@code txn}'s snapshot, and it
+     * applies before {@code txn}'s own writes: rows {@code txn} put earlier take the call now (what
+     * the function throws then reaches the caller, {@code txn} unchanged), and keys {@code txn}
+     * updated earlier without writing them otherwise become puts of what they come to, which then
+     * conflict as puts do (and keep no TTL the key's value had). Not available once
      * {@code txn}'s writes passed {@link EnvironmentOptions#transactionMemoryBytes}, and such a
      * transaction must stay within it (it is aborted when it passes it).
      *
@@ -285,8 +287,8 @@ public final class Index {
     /**
      * Removes every key {@code k} with {@code fromInclusive <= k < toExclusive} (a null bound
      * leaves that end open) in one message: the call takes the same time whatever the row count.
-     * Rows committed before it are gone for every read from then on, wherever their writes wait;
-     * rows written after it are not touched. Their space comes back as the message reaches the
+     * Rows committed before it are gone for every read whose snapshot includes it, wherever their
+     * writes wait (an older snapshot still sees them); rows written after it are not touched. Their space comes back as the message reaches the
      * leaves. Blind, as {@link #updateAll(String, byte[])}. Equal bounds remove nothing.
      *
      * @throws IllegalArgumentException if {@code fromInclusive} sorts after {@code toExclusive}
@@ -303,9 +305,10 @@ public final class Index {
 
     /**
      * As {@link #deleteRange(byte[], byte[])}, within {@code txn}: reads in {@code txn} see it at
-     * once. It applies to what {@code txn}'s snapshot holds and before {@code txn}'s own writes:
-     * keys in the range that {@code txn} wrote earlier become deletes; keys it writes later are
-     * written. The same limit on {@code txn}'s size as
+     * once, applied to its snapshot. At commit it is blind, so it removes every row in the range
+     * committed before the commit, including rows other transactions committed after
+     * {@code txn}'s snapshot, and it applies before {@code txn}'s own writes: keys in the range that
+     * {@code txn} wrote earlier become deletes; keys it writes later are written. The same limit on {@code txn}'s size as
      * {@link #updateAll(Transaction, String, byte[])}.
      *
      * @throws IllegalArgumentException as {@link #deleteRange(byte[], byte[])}
@@ -329,10 +332,10 @@ public final class Index {
                         + MAX_KEY_BYTES);
             }
         }
-        if (fromInclusive == null || toExclusive == null) {
+        if (toExclusive == null) {
             return true;
         }
-        int c = Keys.compare(fromInclusive, toExclusive);
+        int c = Keys.compare(fromInclusive == null ? new byte[0] : fromInclusive, toExclusive);
         if (c > 0) {
             throw new IllegalArgumentException("the range's lower bound sorts after its upper bound");
         }

@@ -62,10 +62,9 @@ final class OwnRanges {
         }
         byte[] value = committed;
         for (RangeMessage r : ranges) {
-            if (value == null || !r.covers(key)) {
-                continue;
+            if (r.covers(key)) {
+                value = r.updates() == null ? null : UpdateList.applyWhilePresent(functions, key, value, r.updates());
             }
-            value = r.updates() == null ? null : UpdateList.apply(functions, key, value, r.updates());
         }
         return value;
     }

@@ -73,6 +73,11 @@ public final class Transaction implements AutoCloseable {
     private final Set<byte[]> expiringValues = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Range deletes and broadcasts, which apply before {@link #writes}. */
     private final OwnRanges ranges = new OwnRanges();
+    /**
+     * Set by the first range operation before it folds itself into the earlier writes (which may
+     * pass the heap share): from then on the writes stay on the heap ({@link #spill}).
+     */
+    private boolean keepsWritesOnHeap;
     /** Whether the snapshot was ended (at commit, or by {@link #finish}). */
     private boolean snapshotEnded;
 
@@ -144,7 +149,7 @@ public final class Transaction implements AutoCloseable {
 
     /** Moves the writes on the heap to the spill file, as its newest run. */
     private void spill() {
-        if (!ranges.isEmpty()) {
+        if (keepsWritesOnHeap) {
             throw new IllegalStateException("a transaction with deleteRange or updateAll keeps its writes on the heap,"
                     + " and this one's passed EnvironmentOptions.transactionMemoryBytes; it is aborted");
         }
@@ -177,6 +182,7 @@ public final class Transaction implements AutoCloseable {
         updateLists.clear();
         expiringValues.clear();
         ranges.clear();
+        keepsWritesOnHeap = false;
         SpilledWrites s = spilled;
         spilled = null;
         try {
@@ -253,11 +259,12 @@ public final class Transaction implements AutoCloseable {
 
     /**
      * Records a delete of every key in {@code [lower, upper)} ({@code upper} null: no end): the
-     * transaction's own earlier writes of keys in it become deletes; the range delete takes what its
-     * snapshot holds there when it commits.
+     * transaction's own earlier writes of keys in it become deletes; at commit the range delete,
+     * blind, takes every row committed before it there, including rows committed after this
+     * transaction's snapshot.
      */
     void deleteRange(Index index, byte[] lower, byte[] upper) {
-        checkNotSpilled("deleteRange");
+        beginRangeOperation("deleteRange");
         WriteSet set = writes.get(index);
         if (set != null) {
             NavigableMap<byte[], byte[]> inRange = upper == null ? set.sorted().tailMap(lower, true)
@@ -277,7 +284,7 @@ public final class Transaction implements AutoCloseable {
      * which applies first at commit, must not apply after them.
      */
     void updateAll(Index index, String function, byte[] argument) {
-        checkNotSpilled("updateAll");
+        beginRangeOperation("updateAll");
         WriteSet set = writes.get(index);
         if (set != null) {
             long now = env.functions().nowMillis();
@@ -298,11 +305,13 @@ public final class Transaction implements AutoCloseable {
         ranges.addBroadcast(index, UpdateList.of(function, argument));
     }
 
-    private void checkNotSpilled(String what) {
+    /** Refuses a range operation once the writes spilled, and keeps them on the heap from now on. */
+    private void beginRangeOperation(String what) {
         if (spilled != null) {
             throw new IllegalStateException(what + " is not available in a transaction whose writes passed"
                     + " EnvironmentOptions.transactionMemoryBytes and moved to a temporary file");
         }
+        keepsWritesOnHeap = true;
     }
 
     /**

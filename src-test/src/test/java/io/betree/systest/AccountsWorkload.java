@@ -25,12 +25,13 @@ import java.util.TreeMap;
  * of the index {@code meta} to {@code seq}, and adds one to its row {@code commits} with an update
  * function ({@link #ADD}), blind: after any committed prefix the two are equal, so an update lost,
  * torn from its transaction or applied twice by recovery shows. It also adds the row {@code seq}
- * (value 0, with a TTL far beyond any test) to the index {@code trail}; every 7th transaction first adds one to every row of the
- * trail by a broadcast ({@link Index#updateAll}), and every 16th deletes the rows older than
- * {@code seq - 10} by a range delete ({@link Index#deleteRange}), so that the trail after any
- * prefix is known exactly ({@link #expectedTrail}). What a transaction does depends only on the seed, its
- * seq and the state the previous transactions left, so a {@link Model} can recompute the exact state
- * after any number of commits, and a restarted process can carry on where the data ends.
+ * (value 0, with a TTL far beyond any test) to the index {@code trail}; every 7th transaction
+ * first adds one to every row of the trail by a broadcast ({@link Index#updateAll}), and every
+ * 16th deletes the rows older than {@code seq - 10} by a range delete ({@link Index#deleteRange}),
+ * so that the trail after any prefix is known exactly ({@link #expectedTrail}). What a transaction
+ * does depends only on the seed, its seq and the state the previous transactions left, so a
+ * {@link Model} can recompute the exact state after any number of commits, and a restarted process
+ * can carry on where the data ends.
  */
 final class AccountsWorkload {
     static final String ACCOUNTS = "accounts";

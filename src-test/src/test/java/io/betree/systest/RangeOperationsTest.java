@@ -194,6 +194,25 @@ class RangeOperationsTest {
     }
 
     @Test
+    void aBroadcastOfATransactionNeverBringsBackARowAnEarlierOneDeleted() {
+        try (Environment env = Environment.open(dir, options())) {
+            Index idx = env.openIndex("t", shape());
+            for (int i = 0; i < 500; i++) {
+                idx.put(key(i), text("v"));
+            }
+            try (Transaction txn = env.begin()) {
+                idx.updateAll(txn, "add-column", text("!")); // deletes every row
+                idx.updateAll(txn, "add-column", text("x"));
+                assertEquals(0, count(idx.scan(txn, null, null)));
+                txn.commit();
+            }
+            assertEquals(0, count(idx.scan()), "the second call of the broadcast's list met no row");
+            assertNull(idx.get(key(7)));
+            TreeChecks.verify(env);
+        }
+    }
+
+    @Test
     void misuseIsRefusedAndWritesNothing() {
         try (Environment env = Environment.open(dir, options())) {
             Index idx = env.openIndex("t", shape());
@@ -204,7 +223,14 @@ class RangeOperationsTest {
             assertThrows(NullPointerException.class, () -> idx.updateAll(null, text("x")));
             assertThrows(NullPointerException.class, () -> idx.updateAll("add-column", null));
             idx.deleteRange(key(1), key(1)); // empty: removes nothing
+            idx.deleteRange(null, new byte[0]); // empty too: nothing sorts below the empty key
+            try (Transaction txn = env.begin()) {
+                idx.deleteRange(txn, null, new byte[0]);
+                txn.commit();
+            }
+            idx.put(key(2), text("w")); // and commits go on
             assertArrayEquals(text("v"), idx.get(key(1)));
+            assertArrayEquals(text("w"), idx.get(key(2)));
             EnvironmentOptions small = options().transactionMemoryBytes(1024);
             try (Environment other = Environment.open(dir.resolve("other"), small)) {
                 Index o = other.openIndex("t", shape());
@@ -224,6 +250,14 @@ class RangeOperationsTest {
                         }
                     });
                     assertFalse(txn.isActive(), "a transaction with range operations that outgrows the heap is aborted");
+                }
+                try (Transaction txn = other.begin()) {
+                    for (int i = 0; i < 5; i++) {
+                        o.put(txn, key(i), new byte[100]);
+                    }
+                    // Within the heap share until the broadcast's call grows every value it holds.
+                    assertThrows(IllegalStateException.class, () -> o.updateAll(txn, "add-column", new byte[300]));
+                    assertFalse(txn.isActive(), "aborted at the call, not at commit");
                 }
             }
         }

@@ -270,4 +270,37 @@ class TutorialTest {
             assertEquals(1_000, ByteBuffer.wrap(env.openIndex("counters").get(utf8("page-views"))).getLong());
         }
     }
+
+    @Test
+    @Order(10)
+    void step10_manyRowsInOneWriteAndRowsThatExpire() {
+        // "add-column" appends its argument; a broadcast calls it on every row present.
+        EnvironmentOptions options = EnvironmentOptions.defaults().cacheBytes(64L << 20)
+                .updateFunction("add-column", (key, old, arg) -> {
+                    byte[] joined = java.util.Arrays.copyOf(old == null ? new byte[0] : old,
+                            (old == null ? 0 : old.length) + arg.length);
+                    System.arraycopy(arg, 0, joined, joined.length - arg.length, arg.length);
+                    return joined;
+                });
+        try (Environment env = Environment.open(dir, options)) {
+            Index events = env.openIndex("events");
+            for (int i = 0; i < 100; i++) {
+                events.put(utf8(String.format("event-%03d", i)), utf8("e"));
+            }
+            events.updateAll("add-column", utf8("+v2"));                     // one message, any row count
+            events.deleteRange(utf8("event-000"), utf8("event-050"));       // likewise
+            assertEquals("e+v2", str(events.get(utf8("event-050"))));
+            assertNull(events.get(utf8("event-049")));
+            // A row with a TTL: no read sees it from its expiry on (EnvironmentOptions.clock).
+            events.put(utf8("session"), utf8("token"), java.time.Duration.ofMinutes(30));
+            assertEquals("token", str(events.get(utf8("session"))));
+            int rows = 0;
+            try (Cursor c = events.scan()) {
+                while (c.next()) {
+                    rows++;
+                }
+            }
+            assertEquals(51, rows);
+        }
+    }
 }

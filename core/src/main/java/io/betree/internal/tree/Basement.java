@@ -22,10 +22,10 @@ import java.nio.ByteBuffer;
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
     private static final int HEADER = 5;
-    private static final int ROW_HEADER = 7;
-    private static final int TOMBSTONE = 1;
-    private static final int HAS_TS = 2;
-    private static final int EXPIRES = 4;
+    static final int ROW_HEADER = 7;
+    static final int TOMBSTONE = 1;
+    static final int HAS_TS = 2;
+    static final int EXPIRES = 4;
 
     private final NodeMemory memory;
     private final BlockCompressor codec;
@@ -316,7 +316,7 @@ public final class Basement extends CacheEntry {
         try {
             // Written through views, then the writer indexes set once: both buffers were sized for
             // every row and message above.
-            Rows rows = new Rows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, functions.nowMillis(), updated,
+            BasementRows rows = new BasementRows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, functions.nowMillis(), updated,
                     from);
             rows.view.put(0, TAG);
             rows.at = HEADER;
@@ -401,9 +401,9 @@ public final class Basement extends CacheEntry {
      * Copies rows {@code [from, to)}, whole keys with no message, into {@code rows}: runs of rows
      * that stay as they are (visible to all already, or too new for every snapshot at the horizon)
      * in one piece, with their index entries shifted; a row that has just become visible to all
-     * through {@link Rows#write}, which drops the older versions of its key.
+     * through {@link BasementRows#write}, which drops the older versions of its key.
      */
-    private void copyRows(Rows rows, int from, int to) {
+    private void copyRows(BasementRows rows, int from, int to) {
         int p = from;
         while (p < to) {
             int start = offset(p);
@@ -433,7 +433,7 @@ public final class Basement extends CacheEntry {
     }
 
     /**
-     * Whether {@link Rows#write} would copy the row at {@code off} byte for byte: it has no
+     * Whether {@link BasementRows#write} would copy the row at {@code off} byte for byte: it has no
      * timestamp (visible to all; never followed by older versions of its key), or one newer than
      * the horizon, and has not expired at {@code now}.
      */
@@ -443,8 +443,8 @@ public final class Basement extends CacheEntry {
                 && ((flags & EXPIRES) == 0 || expiryAtOffset(off) > now);
     }
 
-    /** Writes message {@code k} of {@code messages}' sorted order through {@link Rows#write}; returns its answer. */
-    private static boolean writeMessage(Rows rows, MessageBuffer messages, int k) {
+    /** Writes message {@code k} of {@code messages}' sorted order through {@link BasementRows#write}; returns its answer. */
+    private static boolean writeMessage(BasementRows rows, MessageBuffer messages, int k) {
         int koff = messages.sortedOffset(k);
         byte type = messages.type(koff);
         if (type == MessageType.UPDATE) {
@@ -472,87 +472,12 @@ public final class Basement extends CacheEntry {
         return (flags(dataView, off) & TOMBSTONE) != 0 || expired(off, nowMillis) ? null : value(pos);
     }
 
-    /** Writes row {@code p} through {@link Rows#write}; returns its answer. */
-    private boolean writeRow(Rows rows, int p) {
+    /** Writes row {@code p} through {@link BasementRows#write}; returns its answer. */
+    private boolean writeRow(BasementRows rows, int p) {
         int off = offset(p);
         int flags = flags(dataView, off);
         return rows.write(dataView, keyOffset(dataView, off), keyLength(dataView, off), dataView.getInt(off + 3),
                 (flags & TOMBSTONE) != 0, (flags & EXPIRES) != 0, rowTs(dataView, off));
-    }
-
-    /** The rows a basement is rebuilt into by {@link #apply}: where the next one goes, and how many. */
-    private static final class Rows {
-        final ByteBuffer view;
-        final ByteBuffer indexView;
-        final long horizon;
-        /** The environment's clock: expiring rows are dropped from it on. */
-        final long now;
-        /** The values of the update messages applied ({@link BasementUpdates#updatedValues}); null when none. */
-        final BasementUpdates.Updated updated;
-        /** The sorted position of the message {@code updated[0]} belongs to. */
-        final int updatedFrom;
-        int at;
-        int rows;
-
-        Rows(ByteBuffer view, ByteBuffer indexView, long horizon, long now, BasementUpdates.Updated updated,
-                int updatedFrom) {
-            this.view = view;
-            this.indexView = indexView;
-            this.horizon = horizon;
-            this.now = now;
-            this.updated = updated;
-            this.updatedFrom = updatedFrom;
-        }
-
-        /**
-         * As {@link #write}, for the version an update made: {@code value} null for a tombstone, an
-         * {@link Expiry} stored form when {@code expiring}.
-         */
-        boolean writeUpdated(ByteBuffer keySrc, int keyOff, int keyLength, byte[] value, boolean expiring, long ts) {
-            if (value != null && expiring && Expiry.of(value) <= now) {
-                value = null;
-            }
-            int before = at;
-            boolean kept = write(keySrc, keyOff, keyLength, 0, value == null, value != null && expiring, ts);
-            if (value != null && at != before) {
-                // Written with an empty value: the value goes after the key, and the row's length field is set.
-                view.putInt(before + 3, value.length);
-                view.put(at, value);
-                at += value.length;
-            }
-            return kept;
-        }
-
-        /**
-         * Writes one version unless pruned; returns true when it was the last version any snapshot
-         * can need (the first at or below the horizon), so older ones are dropped. An
-         * {@code expiring} version (its value an {@link Expiry} stored form, or empty while
-         * {@link #writeUpdated} fills it in) that expired by {@link #now} becomes a tombstone.
-         */
-        boolean write(ByteBuffer src, int keyOff, int keyLength, int valueLength, boolean tombstone, boolean expiring,
-                long ts) {
-            if (expiring && valueLength >= Expiry.BYTES && src.getLong(keyOff + keyLength) <= now) {
-                tombstone = true;
-                expiring = false;
-            }
-            boolean visibleToAll = ts <= horizon;
-            if (visibleToAll && tombstone) {
-                return true;
-            }
-            int flags = (tombstone ? TOMBSTONE : 0) | (visibleToAll ? 0 : HAS_TS) | (expiring && !tombstone ? EXPIRES : 0);
-            int vl = tombstone ? 0 : valueLength;
-            indexView.putInt(rows * 4, at);
-            rows++;
-            view.putShort(at, (short) keyLength).put(at + 2, (byte) flags).putInt(at + 3, vl);
-            at += ROW_HEADER;
-            if (!visibleToAll) {
-                view.putLong(at, ts);
-                at += 8;
-            }
-            view.put(at, src, keyOff, keyLength + vl);
-            at += keyLength + vl;
-            return visibleToAll;
-        }
     }
 
     /**

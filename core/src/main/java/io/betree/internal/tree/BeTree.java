@@ -461,6 +461,8 @@ public final class BeTree {
         }
         if (batch.tombstones() >= TOMBSTONES_WORTH_A_FLUSH) {
             flusher.flushPath(from);
+        } else if (batch.rangesAbove()) {
+            flusher.flushPathInBackground(from);
         }
         return batch;
     }

@@ -38,41 +38,67 @@ final class LeafBasements {
     /**
      * Applies the (consolidated) messages of {@code msgs} to the leaf's basements, range messages
      * included: in msn order, the keyed messages older than a range message before it and those of
-     * its msn or newer after it ({@link RangeMessage}).
+     * its msn or newer after it ({@link RangeMessage}). The keyed messages are sorted into those
+     * phases in one pass; a phase that holds them all applies {@code msgs} itself.
      */
     void applyToLeaf(LeafNode leaf, MessageBuffer msgs) {
         if (!msgs.hasRanges()) {
             applyToLeaf(leaf, msgs, 0, msgs.count());
             return;
         }
-        long after = Long.MIN_VALUE;
-        for (RangeMessage r : msgs.ranges()) {
-            applyKeyedBetween(leaf, msgs, after, r.msn());
-            applyRange(leaf, r);
-            after = r.msn();
+        List<RangeMessage> ranges = msgs.ranges();
+        int[] phaseOf = new int[msgs.count()];
+        int[] sizes = new int[ranges.size() + 1];
+        for (int m = 0; m < msgs.count(); m++) {
+            phaseOf[m] = phaseOf(ranges, msgs.msn(msgs.sortedOffset(m)));
+            sizes[phaseOf[m]]++;
         }
-        applyKeyedBetween(leaf, msgs, after, Long.MAX_VALUE);
-    }
-
-    /** Applies the keyed messages of {@code msgs} whose msn is in {@code [after, before)}. */
-    private void applyKeyedBetween(LeafNode leaf, MessageBuffer msgs, long after, long before) {
-        MessageBuffer some = new MessageBuffer(store.memory());
+        MessageBuffer[] phases = new MessageBuffer[sizes.length];
         try {
             for (int m = 0; m < msgs.count(); m++) {
+                int p = phaseOf[m];
+                if (sizes[p] == msgs.count()) {
+                    break; // all in one phase: applied from msgs below
+                }
+                if (phases[p] == null) {
+                    phases[p] = new MessageBuffer(store.memory());
+                }
                 int off = msgs.sortedOffset(m);
-                long msn = msgs.msn(off);
-                if (msn >= after && msn < before) {
-                    some.append(msgs.type(off), msn, msgs.txnId(off), msgs.key(off),
-                            msgs.type(off) == MessageType.DELETE ? null : msgs.value(off));
+                phases[p].append(msgs.type(off), msgs.msn(off), msgs.txnId(off), msgs.key(off), msgs.value(off));
+            }
+            for (int p = 0; p < sizes.length; p++) {
+                if (sizes[p] == msgs.count() && sizes[p] > 0) {
+                    applyToLeaf(leaf, msgs, 0, msgs.count());
+                } else if (phases[p] != null) {
+                    phases[p].consolidate(); // appended in (key, msn) order: one run already
+                    applyToLeaf(leaf, phases[p], 0, phases[p].count());
+                }
+                if (p < ranges.size()) {
+                    applyRange(leaf, ranges.get(p));
                 }
             }
-            if (some.count() > 0) {
-                some.consolidate();
-                applyToLeaf(leaf, some, 0, some.count());
-            }
         } finally {
-            some.release();
+            for (MessageBuffer b : phases) {
+                if (b != null) {
+                    b.release();
+                }
+            }
         }
+    }
+
+    /** How many of {@code ranges} (in msn order) a keyed message of {@code msn} comes after: its phase. */
+    private static int phaseOf(List<RangeMessage> ranges, long msn) {
+        int lo = 0;
+        int hi = ranges.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ranges.get(mid).msn() <= msn) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /**
@@ -88,7 +114,7 @@ final class LeafBasements {
         for (int b = 0; b < leaf.basements.size(); b++) {
             byte[] lo = b == 0 ? null : leaf.pivots.get(b - 1);
             byte[] hi = b < leaf.pivots.size() ? leaf.pivots.get(b) : null;
-            RangeMessage part = r.clip(lo, hi);
+            RangeMessage part = r.clipToChild(leaf.pivots, b);
             if (part == null) {
                 continue;
             }
@@ -110,7 +136,7 @@ final class LeafBasements {
                         continue; // absent already
                     }
                     byte[] key = basement.key(p);
-                    byte[] updated = r.isDelete() ? null : UpdateList.apply(functions, key, value, r.updates());
+                    byte[] updated = r.isDelete() ? null : UpdateList.applyWhilePresent(functions, key, value, r.updates());
                     long expiry = basement.expiryAt(p); // a broadcast keeps a row's expiry, as an update does
                     if (updated == null) {
                         changes.append(MessageType.DELETE, r.msn(), r.txnId(), key, null);

@@ -3,7 +3,6 @@ package io.betree.internal.tree;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -106,44 +105,16 @@ public final class MessageBuffer {
         // and the index allocated once, rather than both growing message by message.
         int start = src.readerIndex();
         int end = start + length;
-        int messages = 0;
-        List<RangeMessage> ranges = null;
         // Through a JDK view: Netty's per-call checks were a sixth of loading a node.
-        ByteBuffer in = NodeMemory.view(src);
-        int keyedEnd = end;
-        for (int off = start; off < end;) {
-            if (off + HEADER > end) {
-                throw new IllegalArgumentException("malformed message at node offset " + off);
-            }
-            byte type = in.get(off);
-            int keyLength = in.getShort(off + 17) & 0xffff;
-            int valueLength = in.getInt(off + 19);
-            if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + HEADER + keyLength + valueLength > end
-                    || type == MessageType.UPDATE && !UpdateList.wellFormed(in, off + HEADER + keyLength, valueLength)
-                    || type == MessageType.PUT_EXPIRING && valueLength < Expiry.BYTES) {
-                throw new IllegalArgumentException("malformed message at node offset " + off);
-            }
-            if (MessageType.isRange(type)) {
-                // Stored after every keyed message (serialize).
-                if (ranges == null) {
-                    ranges = new ArrayList<>(2);
-                    keyedEnd = off;
-                }
-                ranges.add(RangeMessage.parse(in, off, HEADER + keyLength + valueLength));
-            } else if (ranges != null) {
-                throw new IllegalArgumentException("malformed message at node offset " + off + ": a keyed message after range messages");
-            } else {
-                messages++;
-            }
-            off += HEADER + keyLength + valueLength;
-        }
+        StoredMessages stored = StoredMessages.check(NodeMemory.view(src), start, end);
+        int messages = stored.keyed();
+        int keyedEnd = stored.keyedEnd();
+        List<RangeMessage> ranges = stored.ranges();
         int keyedLength = keyedEnd - start;
         MessageBuffer b = new MessageBuffer(memory, messages, keyedLength);
         try {
-            if (ranges != null) {
-                for (RangeMessage r : ranges) {
-                    b.appendRange(r);
-                }
+            for (RangeMessage r : ranges) {
+                b.appendRange(r);
             }
             b.data.writeBytes(src, start, keyedLength);
             int entry = 0;
@@ -540,13 +511,9 @@ public final class MessageBuffer {
         return BufferReads.orderedOffsets(this);
     }
 
-    /**
-     * The largest key of any message, or {@code null} when empty; a range message counts as its
-     * upper bound, or {@link RangeMessage#ABOVE_EVERY_KEY} when it has none.
-     */
+    /** The largest key of any keyed message, or {@code null} when there is none. */
     public byte[] maxKey() {
-        byte[] max = count == 0 ? null : BufferReads.maxKey(this);
-        return ranges == null ? max : ranges.maxUpper(max);
+        return count == 0 ? null : BufferReads.maxKey(this);
     }
 
     /** Type of the message at {@code off}. */

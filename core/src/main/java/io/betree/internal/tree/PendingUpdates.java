@@ -99,9 +99,8 @@ final class PendingUpdates {
         }
         byte[] value = base;
         for (int i = lists.size() - 1; i >= 0; i--) {
-            if (value != null || !onlyIfPresent.get(i)) {
-                value = UpdateList.apply(functions, key, value, lists.get(i));
-            }
+            value = onlyIfPresent.get(i) ? UpdateList.applyWhilePresent(functions, key, value, lists.get(i))
+                    : UpdateList.apply(functions, key, value, lists.get(i));
         }
         return value;
     }

@@ -71,21 +71,6 @@ final class RangeList {
         return false;
     }
 
-    /**
-     * The largest upper bound, {@link RangeMessage#ABOVE_EVERY_KEY} for a message with none, or
-     * {@code than} when that is larger (null: none yet).
-     */
-    byte[] maxUpper(byte[] than) {
-        byte[] max = than;
-        for (RangeMessage r : messages) {
-            byte[] u = r.upper() == null ? RangeMessage.ABOVE_EVERY_KEY : r.upper();
-            if (max == null || Keys.compare(u, max) > 0) {
-                max = u;
-            }
-        }
-        return max;
-    }
-
     /** Writes the stored form of every message, in msn order. */
     void serialize(ByteBuf out) {
         ByteBuffer b = ByteBuffer.allocate(bytes);

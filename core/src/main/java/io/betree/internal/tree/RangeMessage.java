@@ -21,12 +21,6 @@ import java.util.Arrays;
  */
 public final class RangeMessage {
     private static final byte HAS_UPPER = 1;
-    /**
-     * Sorts after every key (keys are at most 65,535 bytes): what {@link MessageBuffer#maxKey} says
-     * of a range with no upper bound, so that no later key counts as beyond every pending message.
-     */
-    static final byte[] ABOVE_EVERY_KEY = filled(65_536);
-
     private final byte type;
     private final long msn;
     private final long txnId;
@@ -100,6 +94,14 @@ public final class RangeMessage {
             return null;
         }
         return lo == lower && hi == upper ? this : new RangeMessage(type, msn, txnId, lo, hi, updates);
+    }
+
+    /**
+     * The part of this range in child {@code child} of a node with {@code pivots} (child {@code i}
+     * holds keys from pivot {@code i - 1} up to pivot {@code i}), or null when they do not meet.
+     */
+    RangeMessage clipToChild(java.util.List<byte[]> pivots, int child) {
+        return clip(child == 0 ? null : pivots.get(child - 1), child < pivots.size() ? pivots.get(child) : null);
     }
 
     /** Bytes of the stored form. */
@@ -191,12 +193,6 @@ public final class RangeMessage {
             throw new IllegalArgumentException("bytes after the bounds of a range delete");
         }
         return new RangeMessage(type, msn, txnId, lower, upper, updates);
-    }
-
-    private static byte[] filled(int length) {
-        byte[] b = new byte[length];
-        Arrays.fill(b, (byte) 0xff);
-        return b;
     }
 
     @Override

@@ -188,8 +188,7 @@ final class Reshaper {
         for (int child = 0; child < children; child++) {
             List<RangeMessage> parts = new ArrayList<>(0);
             for (RangeMessage m : batch.ranges()) {
-                RangeMessage part = m.clip(child == 0 ? null : pivots.get(child - 1),
-                        child < pivots.size() ? pivots.get(child) : null);
+                RangeMessage part = m.clipToChild(pivots, child);
                 if (part != null) {
                     parts.add(part);
                 }

@@ -77,6 +77,26 @@ final class RootFlusher {
     }
 
     /**
+     * As {@link #flushPath}, on a flusher thread, unless the path to some key is being flushed
+     * already: a scan that met a range message above its rows asks for it, so that the message meets
+     * the rows once in their leaf instead of at every read, without holding up that scan (a scan
+     * right after a broadcast of the whole index would otherwise apply it on its own thread).
+     */
+    void flushPathInBackground(byte[] key) {
+        if (pathFlushing.compareAndSet(false, true)) {
+            FlushScheduler.submit(() -> {
+                try {
+                    flushStep(key);
+                } catch (RuntimeException | Error e) {
+                    // Already reported through the failure listener; the next call on the tree throws.
+                } finally {
+                    pathFlushing.set(false);
+                }
+            });
+        }
+    }
+
+    /**
      * A flusher's task: flush steps until the root fits or every buffer left is in a subtree
      * another step has claimed. The last task to end asks again if the root outgrew its size
      * meanwhile (a writer's request may have been turned away just before); while others run,

@@ -25,12 +25,15 @@ public final class ScanBatch {
     private final List<byte[]> values;
     private final byte[] resumeKey;
     private final int tombstones;
+    /** Whether a range message above the basement covered part of the batch. */
+    private final boolean rangesAbove;
 
-    private ScanBatch(List<byte[]> keys, List<byte[]> values, byte[] resumeKey, int tombstones) {
+    private ScanBatch(List<byte[]> keys, List<byte[]> values, byte[] resumeKey, int tombstones, boolean rangesAbove) {
         this.keys = keys;
         this.values = values;
         this.resumeKey = resumeKey;
         this.tombstones = tombstones;
+        this.rangesAbove = rangesAbove;
     }
 
     /** Number of entries. */
@@ -55,6 +58,15 @@ public final class ScanBatch {
      */
     int tombstones() {
         return tombstones;
+    }
+
+    /**
+     * Whether a range message waiting above the basement covered part of the batch, which made the
+     * batch work out its keys one by one: a flush of its path applies the message once instead
+     * (see {@link BeTree#scanBatch}).
+     */
+    boolean rangesAbove() {
+        return rangesAbove;
     }
 
     /** Where the next batch starts (inclusive), or {@code null} when the range is exhausted. */
@@ -117,7 +129,8 @@ public final class ScanBatch {
             long now = functions.nowMillis(); // one clock reading for the batch
             Updates updates = new Updates(buffers, basement, snapshotTs, functions, now);
             List<byte[]> pending;
-            if (overlay != null && overlay.hasRanges() || rangesIn(buffers, from, limit, snapshotTs)) {
+            boolean rangesAbove = rangesIn(buffers, from, limit, snapshotTs);
+            if (rangesAbove || overlay != null && overlay.hasRanges()) {
                 pending = resolvedOneByOne(buffers, basement, from, limit, snapshotTs, own, overlay, overlayTombstone,
                         updates);
             } else if (own == null || own.isEmpty()) {
@@ -129,13 +142,13 @@ public final class ScanBatch {
             byte[] full = mergeWithBasement(basement, from, limit, snapshotTs, now, pending, keys, values, maxEntries,
                     tombstones);
             if (full != null) {
-                return new ScanBatch(keys, values, full, tombstones[0]);
+                return new ScanBatch(keys, values, full, tombstones[0], rangesAbove);
             }
             if (cut) {
-                return new ScanBatch(keys, values, limit, tombstones[0]);
+                return new ScanBatch(keys, values, limit, tombstones[0], rangesAbove);
             }
             boolean more = upper != null && (to == null || Keys.compare(upper, to) < 0);
-            return new ScanBatch(keys, values, more ? upper : null, tombstones[0]);
+            return new ScanBatch(keys, values, more ? upper : null, tombstones[0], rangesAbove);
         } finally {
             if (basement != null) {
                 store.unpin(basement, false);

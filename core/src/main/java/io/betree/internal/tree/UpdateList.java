@@ -107,10 +107,23 @@ public final class UpdateList {
      * @throws io.betree.internal.fault.BetreeException if a call names no registered function
      */
     public static byte[] apply(UpdateFunctions functions, byte[] key, byte[] base, byte[] list) {
+        return apply(functions, key, base, list, false);
+    }
+
+    /**
+     * As {@link #apply(UpdateFunctions, byte[], byte[], byte[])} for a broadcast, which changes only
+     * a present value: stops, leaving the key absent, as soon as it is (at once when {@code base}
+     * is null), so that a later call of a broadcast's list cannot create the key.
+     */
+    public static byte[] applyWhilePresent(UpdateFunctions functions, byte[] key, byte[] base, byte[] list) {
+        return base == null ? null : apply(functions, key, base, list, true);
+    }
+
+    private static byte[] apply(UpdateFunctions functions, byte[] key, byte[] base, byte[] list, boolean whilePresent) {
         ByteBuffer in = ByteBuffer.wrap(list);
         int calls = in.getShort() & 0xffff;
         byte[] value = base;
-        for (int c = 0; c < calls; c++) {
+        for (int c = 0; c < calls && (value != null || !whilePresent); c++) {
             byte[] n = new byte[in.get() & 0xff];
             in.get(n);
             byte[] argument = new byte[in.getInt()];

@@ -78,9 +78,9 @@ final class WritePath {
     /**
      * Writers lock held: appends the range messages among {@code writes} to the root's buffers, each
      * child's buffer the part in its key range, and returns the keyed writes (the list itself when
-     * it has no range message). A range counts as a pending key at its upper bound, or above every
-     * key when it has none ({@link MessageBuffer#maxKey}): a later put in it must not go down the
-     * sequential path below the message, which would then delete or change the newer row.
+     * it has no range message). A later put in a pending range must not go down the sequential path
+     * below the message, which would then delete or change the newer row: that path checks the
+     * buffers on its way ({@link #rangePendingAbove}).
      */
     private List<? extends TreeWrite> appendRanges(List<? extends TreeWrite> writes, long msn) {
         List<TreeWrite> keyed = null;
@@ -97,10 +97,6 @@ final class WritePath {
             }
             RangeMessage r = RangeMessage.of(w.type(), msn, 0L, w.key().clone(), w.value());
             appendRangeToRoot(r);
-            byte[] top = r.upper() == null ? RangeMessage.ABOVE_EVERY_KEY : r.upper();
-            if (maxKeyKnown && (maxKey == null || Keys.compare(top, maxKey) > 0)) {
-                maxKey = top;
-            }
         }
         return keyed == null ? writes : keyed;
     }
@@ -112,8 +108,7 @@ final class WritePath {
             InternalNode root = store.pinRoot(tree.rootBlock());
             try {
                 for (int child = 0; child < root.children.size(); child++) {
-                    RangeMessage part = r.clip(child == 0 ? null : root.pivots.get(child - 1),
-                            child < root.pivots.size() ? root.pivots.get(child) : null);
+                    RangeMessage part = r.clipToChild(root.pivots, child);
                     if (part == null) {
                         continue;
                     }
@@ -160,7 +155,7 @@ final class WritePath {
             int i = from;
             try {
                 path = store.pinRightmostPathIfCached(root);
-                if (path == null) {
+                if (path == null || rangePendingAbove(path, writes.get(from).key())) {
                     return -1;
                 }
                 int runEnd = risingRunEnd(writes, from);
@@ -189,6 +184,24 @@ final class WritePath {
         } finally {
             tree.rootLatch.writeLock().unlock();
         }
+    }
+
+    /**
+     * Whether a buffer on the rightmost {@code path} holds a range message reaching {@code key} or
+     * beyond, whose rows a put appended below it would wrongly meet. Such runs go to the root, after
+     * the message, until a flush takes it down.
+     */
+    private static boolean rangePendingAbove(List<CacheEntry> path, byte[] key) {
+        for (CacheEntry e : path) {
+            if (e instanceof BufferPartition p && p.buffer().hasRanges()) {
+                for (RangeMessage r : p.buffer().ranges()) {
+                    if (r.upper() == null || Keys.compare(r.upper(), key) > 0) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

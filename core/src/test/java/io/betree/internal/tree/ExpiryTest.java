@@ -19,9 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Expiring values ({@link MessageType#PUT_EXPIRING}, {@link Expiry}) against a manual clock: a
- * whole tree of small nodes with expiring and lasting puts, deletes, updates (which keep a value's
- * expiry), broadcasts and range deletes, read back by gets and scans as the clock moves; and a
- * basement that drops expired rows when it is rewritten.
+ * whole tree of small nodes with expiring and lasting puts, deletes, updates of lasting values,
+ * broadcasts (which keep the expiry of the values they change) and range deletes, read back by gets
+ * and scans as the clock moves; and a basement that drops expired rows when it is rewritten and
+ * keeps a value's expiry through an update.
  */
 class ExpiryTest {
     @TempDir
@@ -86,6 +87,11 @@ class ExpiryTest {
                     tree.write(MessageType.UPDATE, key, list, msn);
                     byte[] after = UpdateList.apply(BasementApplyTest.APPEND, key, before == null ? null : before.value(), list);
                     model.put(key, new Row(after, Long.MAX_VALUE));
+                } else if (kind < 96) {
+                    int a = rnd.nextInt(2_000);
+                    byte[] upper = key(a + 1 + rnd.nextInt(100));
+                    tree.writeAll(List.of(new Write(MessageType.RANGE_DELETE, key(a), RangeMessage.encodeValue(upper, null))), msn);
+                    model.subMap(key(a), true, upper, false).clear();
                 } else if (kind < 97) {
                     // A broadcast leaves expired rows expired whenever it meets them, and keeps the
                     // expiry of those it changes.

@@ -35,7 +35,22 @@ final class ConflictTable {
     private record LargeCommit(long ts, CommitRun keys) {
     }
 
-    private record RangeCommit(long ts, int indexId, RangeMessage range) {
+    /** A range delete or broadcast of index {@code indexId}, committed at {@code ts} once recorded. */
+    record RangeCommit(long ts, int indexId, RangeMessage range) {
+    }
+
+    /** The range deletes and broadcasts among {@code ops}, not yet timestamped; an empty list when none. */
+    static List<RangeCommit> rangesOf(List<WriteOp> ops) {
+        List<RangeCommit> found = null;
+        for (WriteOp op : ops) {
+            if (op.isRange()) {
+                if (found == null) {
+                    found = new ArrayList<>(1);
+                }
+                found.add(new RangeCommit(0, op.indexId(), op.range()));
+            }
+        }
+        return found == null ? List.of() : found;
     }
 
     /** The newest commit recorded that is not large, or 0. */
@@ -94,13 +109,14 @@ final class ConflictTable {
         return 0;
     }
 
-    /** Records the range deletes and broadcasts among {@code ops}, committed at {@code ts}. Called in commit order. */
-    void recordRanges(long ts, List<WriteOp> ops) {
+    /**
+     * Records {@code commitRanges} ({@link #rangesOf}) as committed at {@code ts}. Called in commit
+     * order. Copies the list: range operations are rare, and lookups then need no lock.
+     */
+    void recordRanges(long ts, List<RangeCommit> commitRanges) {
         List<RangeCommit> next = new ArrayList<>(ranges);
-        for (WriteOp op : ops) {
-            if (op.isRange()) {
-                next.add(new RangeCommit(ts, op.indexId(), op.range()));
-            }
+        for (RangeCommit r : commitRanges) {
+            next.add(new RangeCommit(ts, r.indexId(), r.range()));
         }
         ranges = List.copyOf(next);
     }

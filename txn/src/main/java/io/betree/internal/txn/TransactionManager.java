@@ -268,10 +268,8 @@ public final class TransactionManager implements MvccHorizon {
             WriteOp op = ops.get(i);
             hashes[i] = ConflictTable.hash(op.indexId(), op.key());
         }
-        boolean ranges = false;
-        for (WriteOp op : ops) {
-            ranges |= op.isRange();
-        }
+        // Parsed before the gate: nothing may throw there once the commit is logged.
+        List<ConflictTable.RangeCommit> ranges = ConflictTable.rangesOf(ops);
         List<List<WriteOp>> byTree = GroupedWrites.byTree(ops, WriteOp::tree);
         long[] treeTurns = new long[byTree.size()];
         long ts;
@@ -317,8 +315,8 @@ public final class TransactionManager implements MvccHorizon {
                 // what no snapshot can predate any longer is dropped first.
                 conflicts.prune(oldestSnapshot());
                 conflicts.record(ts, hashes);
-                if (ranges) {
-                    conflicts.recordRanges(ts, ops);
+                if (!ranges.isEmpty()) {
+                    conflicts.recordRanges(ts, ranges);
                 }
                 for (int t = 0; t < treeTurns.length; t++) {
                     treeTurns[t] = turns.take(byTree.get(t).get(0).tree());

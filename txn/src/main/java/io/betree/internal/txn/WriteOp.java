@@ -22,11 +22,17 @@ import java.util.Objects;
  */
 public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite, LoggedWrite {
 
-    /** Checks the key is present and the type is one the log can record. */
+    /**
+     * Checks the key is present, the type is one the log can record, and a range message is well
+     * formed (not empty, its list well formed): what is logged must replay.
+     */
     public WriteOp {
         Objects.requireNonNull(key, "key");
         if (!MessageType.isKnown(type)) {
             throw new IllegalArgumentException("unknown write type " + type);
+        }
+        if (MessageType.isRange(type)) {
+            RangeMessage.of(type, 0, 0, key, Objects.requireNonNull(value, "value"));
         }
     }
 
