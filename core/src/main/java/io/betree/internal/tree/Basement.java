@@ -457,10 +457,18 @@ public final class Basement extends CacheEntry {
                 messages.msn(koff));
     }
 
-    /** The position of {@code key}'s newest row, or -1 when it has none. */
-    int newestRow(byte[] key) {
-        int pos = lowerBound(key);
-        return pos == count || compareKey(pos, key) != 0 ? -1 : pos;
+    /**
+     * The first row at or after {@code from} whose key is at or after that of message {@code moff}
+     * of {@code messages}, found by galloping from {@code from}: a caller that walks sorted messages
+     * passes the previous answer, so a batch costs a pass, not a binary search per message.
+     */
+    int rowAtOrAfter(int from, MessageBuffer messages, int moff) {
+        return lowerBoundFrom(from, messages.dataView(), moff + MessageBuffer.HEADER, messages.keyLength(moff));
+    }
+
+    /** Whether row {@code pos} (below {@link #count}) has the key of message {@code moff} of {@code messages}. */
+    boolean rowHasKeyOf(int pos, MessageBuffer messages, int moff) {
+        return compareRowKey(pos, messages.dataView(), moff + MessageBuffer.HEADER, messages.keyLength(moff)) == 0;
     }
 
     /**

@@ -28,6 +28,7 @@ final class BasementUpdates {
         long now = functions.nowMillis();
         Updated updated = new Updated(new byte[to - from][], new boolean[to - from]);
         int m = from;
+        int rows = 0; // where the next key's rows start at the earliest: messages come in key order
         while (m < to) {
             int mEnd = m + 1;
             boolean updates = messages.type(messages.sortedOffset(m)) == MessageType.UPDATE;
@@ -36,8 +37,10 @@ final class BasementUpdates {
                 mEnd++;
             }
             if (updates) {
-                byte[] key = messages.key(messages.sortedOffset(m));
-                int row = basement.newestRow(key);
+                int moff = messages.sortedOffset(m);
+                byte[] key = messages.key(moff);
+                rows = basement.rowAtOrAfter(rows, messages, moff);
+                int row = rows < basement.count() && basement.rowHasKeyOf(rows, messages, moff) ? rows : -1;
                 byte[] value = row < 0 ? null : basement.newestValueAt(row, now);
                 long expiry = value == null ? Long.MAX_VALUE : basement.expiryAt(row);
                 for (int k = m; k < mEnd; k++) {
