@@ -265,6 +265,7 @@ public final class Transaction implements AutoCloseable {
      */
     void deleteRange(Index index, byte[] lower, byte[] upper) {
         beginRangeOperation("deleteRange");
+        keepsWritesOnHeap = true; // before the deletes below, which may pass the heap share
         WriteSet set = writes.get(index);
         if (set != null) {
             NavigableMap<byte[], byte[]> inRange = upper == null ? set.sorted().tailMap(lower, true)
@@ -286,11 +287,11 @@ public final class Transaction implements AutoCloseable {
     void updateAll(Index index, String function, byte[] argument) {
         beginRangeOperation("updateAll");
         WriteSet set = writes.get(index);
+        List<byte[]> keys = new ArrayList<>();
+        List<byte[]> values = new ArrayList<>();
+        List<Long> expiries = new ArrayList<>();
         if (set != null) {
             long now = env.functions().nowMillis();
-            List<byte[]> keys = new ArrayList<>();
-            List<byte[]> values = new ArrayList<>();
-            List<Long> expiries = new ArrayList<>();
             for (byte[] key : set.sorted().keySet()) {
                 OwnWrite own = ownWrite(index, key);
                 byte[] before = own.updateList() ? index.get(this, key) : own.read(now);
@@ -298,9 +299,12 @@ public final class Transaction implements AutoCloseable {
                 values.add(before == null ? null : index.callNow(key, before, function, argument));
                 expiries.add(own.updateList() ? NEVER : own.expiryIf(before));
             }
-            for (int i = 0; i < keys.size(); i++) {
-                storeKnown(index, keys.get(i), values.get(i), expiries.get(i));
-            }
+        }
+        // Set once the calls above succeeded (a call that throws leaves the transaction as it
+        // was), before the stores below, which may pass the heap share.
+        keepsWritesOnHeap = true;
+        for (int i = 0; i < keys.size(); i++) {
+            storeKnown(index, keys.get(i), values.get(i), expiries.get(i));
         }
         ranges.addBroadcast(index, UpdateList.of(function, argument));
     }
@@ -311,7 +315,6 @@ public final class Transaction implements AutoCloseable {
             throw new IllegalStateException(what + " is not available in a transaction whose writes passed"
                     + " EnvironmentOptions.transactionMemoryBytes and moved to a temporary file");
         }
-        keepsWritesOnHeap = true;
     }
 
     /**

@@ -488,6 +488,7 @@ class CorruptionTest {
             catalog.position(catalog.position() + 8);
             int codecName = catalog.get() & 0xff;
             catalog.position(catalog.position() + codecName + 16);
+            skipFunctionNames(catalog);
         }
         assertTrue(found, "index " + name + " not in the catalog");
         overwrite(file, h.tableOffset(), table);
@@ -497,6 +498,14 @@ class CorruptionTest {
                 DataFileLayout.crc32c(table, 0, table.length));
         DataFileLayout.fixHeaderCrc(header);
         overwrite(file, slotAt, header);
+    }
+
+    /** Skips a catalog entry's update function names (catalog version 2): a count, then each name. */
+    private static void skipFunctionNames(ByteBuffer catalog) {
+        for (int names = catalog.getShort() & 0xffff; names > 0; names--) {
+            int length = catalog.get() & 0xff;
+            catalog.position(catalog.position() + length);
+        }
     }
 
     /** The root block of index {@code name} according to the newest checkpoint's catalog. */
@@ -517,6 +526,7 @@ class CorruptionTest {
             }
             int codecName = catalog.get() & 0xff;
             catalog.position(catalog.position() + codecName + 16);
+            skipFunctionNames(catalog);
         }
         throw new IllegalStateException("index " + name + " not in the catalog");
     }

@@ -231,7 +231,12 @@ class RangeOperationsTest {
             idx.put(key(2), text("w")); // and commits go on
             assertArrayEquals(text("v"), idx.get(key(1)));
             assertArrayEquals(text("w"), idx.get(key(2)));
-            EnvironmentOptions small = options().transactionMemoryBytes(1024);
+            EnvironmentOptions small = options().transactionMemoryBytes(1024).updateFunction("fussy", (k, old, arg) -> {
+                if (old != null && old.length > 50) {
+                    throw new IllegalStateException("values past 50 bytes are not for this function");
+                }
+                return old;
+            });
             try (Environment other = Environment.open(dir.resolve("other"), small)) {
                 Index o = other.openIndex("t", shape());
                 try (Transaction txn = other.begin()) {
@@ -250,6 +255,14 @@ class RangeOperationsTest {
                         }
                     });
                     assertFalse(txn.isActive(), "a transaction with range operations that outgrows the heap is aborted");
+                }
+                try (Transaction txn = other.begin()) {
+                    o.put(txn, key(0), new byte[100]);
+                    assertThrows(IllegalStateException.class, () -> o.updateAll(txn, "fussy", text("x")));
+                    for (int i = 1; i < 100; i++) {
+                        o.put(txn, key(i), new byte[100]); // a failed updateAll left it free to spill
+                    }
+                    txn.commit();
                 }
                 try (Transaction txn = other.begin()) {
                     for (int i = 0; i < 5; i++) {

@@ -37,6 +37,12 @@ final class RootFlusher {
     private final AtomicInteger tasks = new AtomicInteger();
     /** Whether a read's path is being flushed. */
     private final AtomicBoolean pathFlushing = new AtomicBoolean();
+    /**
+     * Whether a path flush a scan asked for is queued or running on a flusher thread: apart from
+     * {@link #pathFlushing}, so that one waiting in the queue does not turn away the synchronous
+     * flushes of reads that stepped over many deletes.
+     */
+    private final AtomicBoolean backgroundPathFlush = new AtomicBoolean();
 
     RootFlusher(BeTree tree, NodeStore store, Reshaper reshaper) {
         this.tree = tree;
@@ -83,16 +89,23 @@ final class RootFlusher {
      * right after a broadcast of the whole index would otherwise apply it on its own thread).
      */
     void flushPathInBackground(byte[] key) {
-        if (pathFlushing.compareAndSet(false, true)) {
+        if (!backgroundPathFlush.compareAndSet(false, true)) {
+            return;
+        }
+        try {
             FlushScheduler.submit(() -> {
                 try {
                     flushStep(key);
                 } catch (RuntimeException | Error e) {
-                    // Already reported through the failure listener; the next call on the tree throws.
+                    // Reported through the failure listener where it failed the tree; otherwise
+                    // (no room, a closed tree) the scan that asked goes on reading as before.
                 } finally {
-                    pathFlushing.set(false);
+                    backgroundPathFlush.set(false);
                 }
             });
+        } catch (RuntimeException | Error e) {
+            backgroundPathFlush.set(false);
+            throw e;
         }
     }
 

@@ -32,13 +32,14 @@ record StoredMessages(int keyed, int keyedEnd, List<RangeMessage> ranges) {
             byte type = in.get(off);
             int keyLength = in.getShort(off + 17) & 0xffff;
             int valueLength = in.getInt(off + 19);
-            int length = MessageBuffer.HEADER + keyLength + valueLength;
-            if (!MessageType.isKnown(type) || valueLength < 0 || (long) off + length > end
+            long longLength = (long) MessageBuffer.HEADER + keyLength + valueLength;
+            if (!MessageType.isKnown(type) || valueLength < 0 || off + longLength > end
                     || type == MessageType.UPDATE
                             && !UpdateList.wellFormed(in, off + MessageBuffer.HEADER + keyLength, valueLength)
                     || type == MessageType.PUT_EXPIRING && valueLength < Expiry.BYTES) {
                 throw malformed(off, "");
             }
+            int length = (int) longLength; // within the buffer, which an int indexes
             if (MessageType.isRange(type)) {
                 if (ranges == null) {
                     ranges = new ArrayList<>(2);

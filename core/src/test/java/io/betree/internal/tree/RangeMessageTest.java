@@ -167,6 +167,11 @@ class RangeMessageTest {
             bad.setByte(flag, 2);
             assertThrows(IllegalArgumentException.class, () -> MessageBuffer.read(memory, bad, bad.readableBytes()));
             bad.release();
+            // A value length near the int limit must not wrap the bounds check around.
+            ByteBuf huge = image.copy();
+            huge.setInt(MessageBuffer.HEADER + 7 + 1 + 19, 0x7FFFFFF0);
+            assertThrows(IllegalArgumentException.class, () -> MessageBuffer.read(memory, huge, huge.readableBytes()));
+            huge.release();
         } finally {
             image.release();
             buffer.release();
