@@ -291,12 +291,16 @@ public final class Basement extends CacheEntry {
      *
      * <p>An {@link MessageType#UPDATE} message becomes the row its functions make of the key's value
      * before it, worked out first ({@link BasementUpdates#updatedValues}), so that the pass below
-     * writes it as a put (or a delete, when the functions return null).
+     * writes it as a put (or a delete, when the functions return null). A batch whose messages all
+     * replace plain values with values as long may overwrite them in place instead
+     * ({@link BasementUpdates#patchInPlace}).
      *
+     * @return true when the basement was rebuilt (its keys and size may have changed), false when
+     *     values were overwritten in place (same keys, same size)
      * @throws io.betree.internal.fault.BetreeException if an update names no registered function
      *     (the basement is then unchanged)
      */
-    void apply(MessageBuffer messages, int from, int to, long horizon, UpdateFunctions functions) {
+    boolean apply(MessageBuffer messages, int from, int to, long horizon, UpdateFunctions functions) {
         long extra = 0;
         boolean updates = false;
         for (int m = from; m < to; m++) {
@@ -307,6 +311,9 @@ public final class Basement extends CacheEntry {
         BasementUpdates.Updated updated = null;
         if (updates) {
             updated = BasementUpdates.updatedValues(this, messages, from, to, functions);
+            if (BasementUpdates.patchInPlace(this, messages, from, to, horizon, updated)) {
+                return false;
+            }
             for (byte[] v : updated.values()) {
                 extra += v == null ? 0 : v.length;
             }
@@ -363,6 +370,23 @@ public final class Basement extends CacheEntry {
         memory.release(index);
         setData(out);
         setIndex(outIndex);
+        return true;
+    }
+
+    /** Whether row {@code pos} is a plain value: visible to every snapshot, no tombstone, no expiry. */
+    boolean plainRow(int pos) {
+        return flags(dataView, offset(pos)) == 0;
+    }
+
+    /** The length of row {@code pos}'s stored value. */
+    int valueLengthAt(int pos) {
+        return dataView.getInt(offset(pos) + 3);
+    }
+
+    /** Overwrites row {@code pos}'s value with {@code value}, of the same length (see {@link BasementUpdates#patchInPlace}). */
+    void overwriteValue(int pos, byte[] value) {
+        int off = offset(pos);
+        dataView.put(keyOffset(dataView, off) + keyLength(dataView, off), value);
     }
 
     /** Compares row {@code pos}'s key with the key of {@code keyLength} bytes at {@code keyOff} of {@code buf}. */

@@ -173,8 +173,9 @@ final class LeafBasements {
                     ahead.await(block);
                     Basement basement = store.pinBasement(block);
                     try {
-                        basement.apply(msgs, m, end, horizon.oldestSnapshot(), functions);
-                        leaf.applied(b, basement, msgs, m, end);
+                        if (basement.apply(msgs, m, end, horizon.oldestSnapshot(), functions)) {
+                            leaf.applied(b, basement, msgs, m, end);
+                        } // else its values were overwritten in place: same keys, same size
                         b += splitBasement(leaf, b, basement);
                     } finally {
                         store.unpin(basement, true);

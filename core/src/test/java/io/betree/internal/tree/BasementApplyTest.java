@@ -222,4 +222,73 @@ class BasementApplyTest {
         rnd.nextBytes(v);
         return v;
     }
+
+    /** Adds its 8-byte argument to the 8-byte value (absent: 0); "grow" makes the value 9 bytes. */
+    private static final UpdateFunctions ADD = new UpdateFunctions() {
+        @Override
+        public byte[] apply(String name, byte[] key, byte[] old, byte[] argument) {
+            long sum = (old == null ? 0 : ByteBuffer.wrap(old).getLong()) + ByteBuffer.wrap(argument).getLong();
+            return ByteBuffer.allocate(name.equals("grow") ? 9 : 8).putLong(sum).array();
+        }
+
+        @Override
+        public boolean knows(String name) {
+            return name.equals("add") || name.equals("grow");
+        }
+    };
+
+    @Test
+    void sameLengthUpdatesEveryoneSeesOverwriteValuesInPlaceAndOthersRebuild() {
+        NodeMemory memory = new NodeMemory();
+        Basement basement = Basement.empty(1, memory, NONE);
+        try {
+            MessageBuffer load = new MessageBuffer(memory);
+            for (int k = 0; k < 100; k++) {
+                load.append(MessageType.PUT, 1, 0L, new byte[] {(byte) k}, counter(10));
+            }
+            load.consolidate();
+            assertTrue(basement.apply(load, 0, 100, 1, ADD), "new keys: rebuilt");
+            load.release();
+            // Every snapshot sees msn 2: the values are overwritten where they lie.
+            assertEquals(false, applyUpdates(memory, basement, "add", 2, 2, 0, 50), "overwritten in place");
+            assertEquals(100, basement.count());
+            assertArrayEquals(counter(11), basement.get(new byte[] {7}, 2, 0));
+            assertArrayEquals(counter(10), basement.get(new byte[] {70}, 2, 0));
+            // A snapshot at 2 is still open: msn 3 needs a version of its own, so the basement is rebuilt.
+            assertEquals(true, applyUpdates(memory, basement, "add", 3, 2, 0, 10), "a snapshot needs the old version");
+            assertArrayEquals(counter(11), basement.get(new byte[] {7}, 2, 0));
+            assertArrayEquals(counter(12), basement.get(new byte[] {7}, 3, 0));
+            // Rows with a timestamp (key 7's two versions) are not plain: rebuilt, old versions dropped.
+            assertEquals(true, applyUpdates(memory, basement, "add", 4, 4, 0, 10));
+            assertEquals(100, basement.count(), "the version for the snapshot at 2 dropped once it closed");
+            assertEquals(false, applyUpdates(memory, basement, "add", 5, 5, 0, 10), "plain again");
+            // A value that grows, or a key with no row, needs a rebuild.
+            assertEquals(true, applyUpdates(memory, basement, "grow", 6, 6, 20, 21));
+            assertEquals(9, basement.get(new byte[] {20}, 6, 0).length);
+            assertEquals(true, applyUpdates(memory, basement, "add", 7, 7, 99, 101));
+            assertArrayEquals(counter(1), basement.get(new byte[] {(byte) 100}, 7, 0));
+            assertArrayEquals(counter(14), basement.get(new byte[] {7}, 7, 0));
+        } finally {
+            basement.releaseMemory();
+        }
+    }
+
+    /** Applies "{@code function}(1)" updates of keys {@code [from, to)} at {@code msn}; returns apply's answer. */
+    private static boolean applyUpdates(NodeMemory memory, Basement basement, String function, long msn, long horizon,
+            int from, int to) {
+        MessageBuffer updates = new MessageBuffer(memory);
+        try {
+            for (int k = from; k < to; k++) {
+                updates.append(MessageType.UPDATE, msn, 0L, new byte[] {(byte) k}, UpdateList.of(function, counter(1)));
+            }
+            updates.consolidate();
+            return basement.apply(updates, 0, updates.count(), horizon, ADD);
+        } finally {
+            updates.release();
+        }
+    }
+
+    private static byte[] counter(long n) {
+        return ByteBuffer.allocate(8).putLong(n).array();
+    }
 }
