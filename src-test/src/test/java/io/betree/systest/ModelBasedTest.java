@@ -17,8 +17,6 @@ import io.betree.UpdateFunction;
 import io.betree.TreeChecks;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -27,7 +25,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -72,21 +69,6 @@ class ModelBasedTest {
         System.arraycopy(argument, 0, joined, keep, argument.length);
         return joined;
     };
-
-    /** A clock the test moves by hand, for rows with a TTL. */
-    private static final class ManualClock implements InstantSource {
-        final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-    }
 
     private void run(Codec codec, long seed) {
         Random rnd = new Random(seed);
@@ -164,7 +146,7 @@ class ModelBasedTest {
                     broadcast(model, column);
                 } else if (kind < 957) {
                     // Time passes: rows whose TTL ran out are gone for every reader.
-                    clock.millis.addAndGet(rnd.nextInt(2_000));
+                    clock.advance(Duration.ofMillis(rnd.nextInt(2_000)));
                     for (Iterator<Map.Entry<byte[], Long>> it = expiresAt.entrySet().iterator(); it.hasNext();) {
                         Map.Entry<byte[], Long> e = it.next();
                         if (e.getValue() <= clock.millis()) {

@@ -19,14 +19,12 @@ import io.betree.TreeChecks;
 import io.betree.UpdateFunction;
 import io.betree.WriteConflictException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,17 +39,7 @@ class RangeOperationsTest {
     Path dir;
 
     /** Appends its argument to the value (a new column); an argument "!" deletes the row. */
-    static final UpdateFunction ADD_COLUMN = (key, old, argument) -> {
-        if (argument.length == 1 && argument[0] == '!') {
-            return null;
-        }
-        byte[] joined = new byte[(old == null ? 0 : old.length) + argument.length];
-        if (old != null) {
-            System.arraycopy(old, 0, joined, 0, old.length);
-        }
-        System.arraycopy(argument, 0, joined, joined.length - argument.length, argument.length);
-        return joined;
-    };
+    static final UpdateFunction ADD_COLUMN = UpdateFunctionTest.APPEND;
 
     private static EnvironmentOptions options() {
         return EnvironmentOptions.defaults().cacheBytes(16L << 20).durability(Durability.NONE)
@@ -59,15 +47,15 @@ class RangeOperationsTest {
     }
 
     private static IndexOptions shape() {
-        return IndexOptions.defaults().nodeSize(64 << 10).basementSize(4 << 10).fanout(6);
+        return UpdateFunctionTest.shape();
     }
 
     private static byte[] key(int n) {
-        return String.format("key-%06d", n).getBytes(StandardCharsets.US_ASCII);
+        return UpdateFunctionTest.key(n);
     }
 
     private static byte[] text(String s) {
-        return s.getBytes(StandardCharsets.US_ASCII);
+        return UpdateFunctionTest.text(s);
     }
 
     @Test
@@ -295,14 +283,7 @@ class RangeOperationsTest {
             idx.deleteRange(key(0), key(3));
             idx.updateAll("add-column", text("x"));
             // What a crash now leaves: everything is synced in the log, and no checkpoint has it.
-            Files.createDirectories(image);
-            try (Stream<Path> files = Files.list(live)) {
-                for (Path f : (Iterable<Path>) files::iterator) {
-                    if (!f.getFileName().toString().endsWith(".lock")) {
-                        Files.copy(f, image.resolve(f.getFileName()));
-                    }
-                }
-            }
+            CrashImage.copy(live, image);
         }
         BetreeException e = assertThrows(BetreeException.class, () -> Environment.open(image,
                 EnvironmentOptions.defaults().cacheBytes(16L << 20)));

@@ -13,14 +13,8 @@ import io.betree.Index;
 import io.betree.IndexOptions;
 import io.betree.Transaction;
 import io.betree.TreeChecks;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.InstantSource;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,42 +28,23 @@ class TtlTest {
     @TempDir
     Path dir;
 
-    /** A clock at {@code millis}, moved by hand. */
-    private static final class ManualClock implements InstantSource {
-        final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-
-        void advance(Duration d) {
-            millis.addAndGet(d.toMillis());
-        }
-    }
-
     private final ManualClock clock = new ManualClock();
 
     private EnvironmentOptions options() {
         return EnvironmentOptions.defaults().cacheBytes(16L << 20).durability(Durability.NONE).clock(clock)
-                .updateFunction("append", RangeOperationsTest.ADD_COLUMN);
+                .updateFunction("append", UpdateFunctionTest.APPEND);
     }
 
     private static IndexOptions shape() {
-        return IndexOptions.defaults().nodeSize(64 << 10).basementSize(4 << 10).fanout(6);
+        return UpdateFunctionTest.shape();
     }
 
     private static byte[] key(int n) {
-        return String.format("key-%06d", n).getBytes(StandardCharsets.US_ASCII);
+        return UpdateFunctionTest.key(n);
     }
 
     private static byte[] text(String s) {
-        return s.getBytes(StandardCharsets.US_ASCII);
+        return UpdateFunctionTest.text(s);
     }
 
     @Test
@@ -115,14 +90,7 @@ class TtlTest {
             env.checkpoint();
             idx.put(key(2), text("in the log"), Duration.ofMinutes(1));
             // What a crash now leaves: the second put is in the log only (a close would checkpoint it).
-            Files.createDirectories(image);
-            try (Stream<Path> files = Files.list(live)) {
-                for (Path f : (Iterable<Path>) files::iterator) {
-                    if (!f.getFileName().toString().endsWith(".lock")) {
-                        Files.copy(f, image.resolve(f.getFileName()));
-                    }
-                }
-            }
+            CrashImage.copy(live, image);
         }
         try (Environment env = Environment.open(image, options())) {
             Index idx = env.openIndex("t", shape());

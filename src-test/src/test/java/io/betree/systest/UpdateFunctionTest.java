@@ -69,11 +69,12 @@ class UpdateFunctionTest {
                 .updateFunction("add", ADD).updateFunction("append", APPEND);
     }
 
-    private static IndexOptions shape() {
+    /** Small nodes and basements, so that a few thousand rows make a tree of several levels. */
+    static IndexOptions shape() {
         return IndexOptions.defaults().nodeSize(64 << 10).basementSize(4 << 10).fanout(6);
     }
 
-    private static byte[] key(int n) {
+    static byte[] key(int n) {
         return String.format("key-%06d", n).getBytes(StandardCharsets.US_ASCII);
     }
 
@@ -81,7 +82,7 @@ class UpdateFunctionTest {
         return ByteBuffer.allocate(8).putLong(n).array();
     }
 
-    private static byte[] text(String s) {
+    static byte[] text(String s) {
         return s.getBytes(StandardCharsets.US_ASCII);
     }
 
@@ -257,14 +258,7 @@ class UpdateFunctionTest {
                 .checkpointInterval(java.time.Duration.ZERO))) {
             env.openIndex("t", shape()).update(key(1), "append", text("x"));
             // What a crash now leaves: the update is synced in the log, and no checkpoint has it.
-            java.nio.file.Files.createDirectories(image);
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(live)) {
-                for (Path f : (Iterable<Path>) files::iterator) {
-                    if (!f.getFileName().toString().endsWith(".lock")) {
-                        java.nio.file.Files.copy(f, image.resolve(f.getFileName()));
-                    }
-                }
-            }
+            CrashImage.copy(live, image);
         }
         BetreeException e = assertThrows(BetreeException.class, () -> Environment.open(image,
                 EnvironmentOptions.defaults().cacheBytes(16L << 20).updateFunction("add", ADD)));

@@ -1,12 +1,13 @@
 package io.betree.internal.tree;
 
+import static io.betree.internal.tree.TreeModel.key;
+import static io.betree.internal.tree.TreeModel.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.betree.compression.Compressors;
 import io.betree.internal.memory.NodeMemory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,11 +67,11 @@ class ExpiryTest {
                 int kind = rnd.nextInt(100);
                 if (kind < 30) {
                     long expiry = clock.get() + 1 + rnd.nextInt(5_000);
-                    byte[] value = value(rnd);
+                    byte[] value = value(rnd, 12);
                     tree.write(MessageType.PUT_EXPIRING, key, Expiry.wrap(expiry, value), msn);
                     model.put(key, new Row(value, expiry));
                 } else if (kind < 50) {
-                    byte[] value = value(rnd);
+                    byte[] value = value(rnd, 12);
                     tree.write(MessageType.PUT, key, value, msn);
                     model.put(key, new Row(value, Long.MAX_VALUE));
                 } else if (kind < 60) {
@@ -83,7 +84,7 @@ class ExpiryTest {
                     if (before != null && before.expiry() != Long.MAX_VALUE) {
                         continue;
                     }
-                    byte[] list = UpdateList.of("append", value(rnd));
+                    byte[] list = UpdateList.of("append", value(rnd, 12));
                     tree.write(MessageType.UPDATE, key, list, msn);
                     byte[] after = UpdateList.apply(BasementApplyTest.APPEND, key, before == null ? null : before.value(), list);
                     model.put(key, new Row(after, Long.MAX_VALUE));
@@ -95,7 +96,7 @@ class ExpiryTest {
                 } else if (kind < 97) {
                     // A broadcast leaves expired rows expired whenever it meets them, and keeps the
                     // expiry of those it changes.
-                    byte[] list = UpdateList.of("append", value(rnd));
+                    byte[] list = UpdateList.of("append", value(rnd, 12));
                     tree.writeAll(List.of(new Write(MessageType.RANGE_UPDATE, new byte[0], RangeMessage.encodeValue(null, list))), msn);
                     for (Map.Entry<byte[], Row> e : new ArrayList<>(model.entrySet())) {
                         Row r = live(model, e.getKey(), clock.get());
@@ -170,38 +171,16 @@ class ExpiryTest {
     }
 
     private static void checkScan(BeTree tree, TreeMap<byte[], Row> model, long snapshotTs, long now, String what) {
-        List<byte[][]> actual = new ArrayList<>();
-        byte[] next = new byte[0];
-        while (next != null) {
-            ScanBatch b = tree.scanBatch(next, null, snapshotTs, null, null, 50);
-            for (int i = 0; i < b.size(); i++) {
-                actual.add(new byte[][] {b.key(i), b.value(i)});
-            }
-            next = b.resumeKey();
-        }
-        List<Map.Entry<byte[], Row>> expected = new ArrayList<>();
+        TreeMap<byte[], byte[]> live = new TreeMap<>(Keys::compare);
         for (Map.Entry<byte[], Row> e : model.entrySet()) {
             if (live(model, e.getKey(), now) != null) {
-                expected.add(e);
+                live.put(e.getKey(), e.getValue().value());
             }
         }
-        assertEquals(expected.size(), actual.size(), what + ": entries");
-        for (int i = 0; i < expected.size(); i++) {
-            assertArrayEquals(expected.get(i).getKey(), actual.get(i)[0], what + ": key " + i);
-            assertArrayEquals(expected.get(i).getValue().value(), actual.get(i)[1], what + ": value " + i);
-        }
+        TreeModel.checkScan(tree, live, snapshotTs, new byte[0], what);
     }
 
-    private static byte[] key(int k) {
-        return String.format("k%06d", k).getBytes(StandardCharsets.US_ASCII);
-    }
 
-    private static byte[] value(Random rnd) {
-        byte[] v = new byte[1 + rnd.nextInt(12)];
-        rnd.nextBytes(v);
-        v[0] = (byte) (1 + rnd.nextInt(100)); // a leading zero byte deletes, for the update function
-        return v;
-    }
 
     private record Write(byte type, byte[] key, byte[] value) implements TreeWrite {
     }

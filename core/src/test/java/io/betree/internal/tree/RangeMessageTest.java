@@ -1,5 +1,8 @@
 package io.betree.internal.tree;
 
+import static io.betree.internal.tree.TreeModel.checkScan;
+import static io.betree.internal.tree.TreeModel.key;
+import static io.betree.internal.tree.TreeModel.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -8,11 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,14 +48,14 @@ class RangeMessageTest {
                 msn++;
                 int kind = rnd.nextInt(200);
                 if (kind < 80) {
-                    byte[] value = value(rnd);
+                    byte[] value = value(rnd, 16);
                     tree.write(MessageType.PUT, key, value, msn);
                     model.put(key, value);
                 } else if (kind < 100) {
                     tree.write(MessageType.DELETE, key, null, msn);
                     model.remove(key);
                 } else if (kind < 197) {
-                    byte[] list = UpdateList.of("append", rnd.nextInt(20) == 0 ? new byte[] {0} : value(rnd));
+                    byte[] list = UpdateList.of("append", rnd.nextInt(20) == 0 ? new byte[] {0} : value(rnd, 16));
                     tree.write(MessageType.UPDATE, key, list, msn);
                     apply(model, key, list);
                 } else {
@@ -67,7 +68,7 @@ class RangeMessageTest {
                         tree.writeAll(List.of(new Range(MessageType.RANGE_DELETE, lower, upper, null)), msn);
                         model.subMap(lower, true, upper == null ? key(KEYS) : upper, false).clear();
                     } else {
-                        byte[] list = UpdateList.of("append", rnd.nextInt(10) == 0 ? new byte[] {0} : value(rnd));
+                        byte[] list = UpdateList.of("append", rnd.nextInt(10) == 0 ? new byte[] {0} : value(rnd, 16));
                         tree.writeAll(List.of(new Range(MessageType.RANGE_UPDATE, lower, upper, list)), msn);
                         for (byte[] k : new ArrayList<>(model.subMap(lower, true, upper == null ? key(KEYS) : upper,
                                 false).keySet())) {
@@ -104,7 +105,7 @@ class RangeMessageTest {
             BeTree tree = rig.tree;
             long msn = 0;
             for (int k = 0; k < 2_000; k++) {
-                tree.write(MessageType.PUT, key(k), value(new Random(k)), ++msn);
+                tree.write(MessageType.PUT, key(k), value(new Random(k), 16), ++msn);
             }
             tree.writeAll(List.of(new Range(MessageType.RANGE_DELETE, key(1_000), null, null)), ++msn);
             // Keys beyond every key so far: on the sequential path they would go below the range
@@ -113,7 +114,7 @@ class RangeMessageTest {
                 tree.write(MessageType.PUT, key(k), new byte[] {1}, ++msn);
             }
             for (int k = 0; k < 6_000; k += 7) {
-                byte[] expected = k < 1_000 ? value(new Random(k)) : k >= 2_000 ? new byte[] {1} : null;
+                byte[] expected = k < 1_000 ? value(new Random(k), 16) : k >= 2_000 ? new byte[] {1} : null;
                 assertArrayEquals(expected, tree.get(key(k), msn), "key " + k);
             }
             tree.checkInvariants(dir.resolve("tree.data"));
@@ -187,35 +188,8 @@ class RangeMessageTest {
         }
     }
 
-    private static void checkScan(BeTree tree, TreeMap<byte[], byte[]> model, long snapshotTs, byte[] from,
-            String what) {
-        List<byte[][]> actual = new ArrayList<>();
-        byte[] next = from;
-        while (next != null) {
-            ScanBatch b = tree.scanBatch(next, null, snapshotTs, null, null, 50);
-            for (int i = 0; i < b.size(); i++) {
-                actual.add(new byte[][] {b.key(i), b.value(i)});
-            }
-            next = b.resumeKey();
-        }
-        List<Map.Entry<byte[], byte[]>> expected = new ArrayList<>(model.tailMap(from, true).entrySet());
-        assertEquals(expected.size(), actual.size(), what + ": entries");
-        for (int i = 0; i < expected.size(); i++) {
-            assertArrayEquals(expected.get(i).getKey(), actual.get(i)[0], what + ": key " + i);
-            assertArrayEquals(expected.get(i).getValue(), actual.get(i)[1], what + ": value " + i);
-        }
-    }
 
-    private static byte[] key(int k) {
-        return String.format("k%06d", k).getBytes(StandardCharsets.US_ASCII);
-    }
 
-    private static byte[] value(Random rnd) {
-        byte[] v = new byte[1 + rnd.nextInt(16)];
-        rnd.nextBytes(v);
-        v[0] = (byte) (1 + rnd.nextInt(100)); // a leading zero byte deletes, for the update function
-        return v;
-    }
 
     /** A keyed write. */
     private record Keyed(byte type, byte[] key, byte[] value) implements TreeWrite {

@@ -1,5 +1,8 @@
 package io.betree.internal.tree;
 
+import static io.betree.internal.tree.TreeModel.checkScan;
+import static io.betree.internal.tree.TreeModel.key;
+import static io.betree.internal.tree.TreeModel.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,9 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.internal.fault.BetreeException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,17 +43,17 @@ class UpdateMessageTest {
                 msn++;
                 int kind = rnd.nextInt(10);
                 if (kind < 3) {
-                    byte[] value = value(rnd);
+                    byte[] value = value(rnd, 16);
                     tree.write(MessageType.PUT, key, value, msn);
                     model.put(key, value);
                 } else if (kind < 4) {
                     tree.write(MessageType.DELETE, key, null, msn);
                     model.remove(key);
                 } else {
-                    byte[] argument = rnd.nextInt(20) == 0 ? new byte[] {0} : value(rnd);
+                    byte[] argument = rnd.nextInt(20) == 0 ? new byte[] {0} : value(rnd, 16);
                     byte[] list = UpdateList.of("append", argument);
                     if (rnd.nextInt(4) == 0) {
-                        list = UpdateList.append(list, "append", value(rnd));
+                        list = UpdateList.append(list, "append", value(rnd, 16));
                     }
                     tree.write(MessageType.UPDATE, key, list, msn);
                     byte[] after = UpdateList.apply(BasementApplyTest.APPEND, key, model.get(key), list);
@@ -140,33 +141,6 @@ class UpdateMessageTest {
         assertThrows(IllegalArgumentException.class, () -> UpdateList.of("x".repeat(256), new byte[0]));
     }
 
-    private static void checkScan(BeTree tree, TreeMap<byte[], byte[]> model, long snapshotTs, byte[] from,
-            String what) {
-        List<byte[][]> actual = new ArrayList<>();
-        byte[] next = from;
-        while (next != null) {
-            ScanBatch b = tree.scanBatch(next, null, snapshotTs, null, null, 50);
-            for (int i = 0; i < b.size(); i++) {
-                actual.add(new byte[][] {b.key(i), b.value(i)});
-            }
-            next = b.resumeKey();
-        }
-        List<Map.Entry<byte[], byte[]>> expected = new ArrayList<>(model.tailMap(from, true).entrySet());
-        assertEquals(expected.size(), actual.size(), what + ": entries");
-        for (int i = 0; i < expected.size(); i++) {
-            assertArrayEquals(expected.get(i).getKey(), actual.get(i)[0], what + ": key " + i);
-            assertArrayEquals(expected.get(i).getValue(), actual.get(i)[1], what + ": value " + i);
-        }
-    }
 
-    private static byte[] key(int k) {
-        return String.format("k%06d", k).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    }
 
-    private static byte[] value(Random rnd) {
-        byte[] v = new byte[1 + rnd.nextInt(16)];
-        rnd.nextBytes(v);
-        v[0] = (byte) (1 + rnd.nextInt(100)); // a leading zero byte deletes, for the update function
-        return v;
-    }
 }

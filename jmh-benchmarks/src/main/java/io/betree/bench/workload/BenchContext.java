@@ -54,6 +54,14 @@ public record BenchContext(String engine, Codec codec, Scale scale, boolean sync
         return EngineAdapter.create(engine);
     }
 
+    /** A new adapter of the engine, open on an empty store in {@code dir} (whatever was there is deleted). */
+    public EngineAdapter openFresh(Path dir) {
+        deleteTree(dir);
+        EngineAdapter e = adapter();
+        e.open(dir, settings());
+        return e;
+    }
+
     /** The engine settings: the scale's budget, the codec, the durability. */
     public EngineSettings settings() {
         return new EngineSettings(scale.budgetBytes(), codec, sync);

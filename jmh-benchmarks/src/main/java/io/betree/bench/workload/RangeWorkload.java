@@ -110,9 +110,7 @@ public final class RangeWorkload {
     private static List<PhaseResult> broadcastPhase(BenchContext ctx, String variant) {
         Scale sc = ctx.scale();
         Path dir = ctx.storeDir(BROADCAST);
-        BenchContext.deleteTree(dir);
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         List<PhaseResult> out = new ArrayList<>();
         try {
             Updates u = e.updates();
@@ -210,9 +208,7 @@ public final class RangeWorkload {
     private static List<PhaseResult> rangeDeletePhase(BenchContext ctx) {
         Scale sc = ctx.scale();
         Path dir = ctx.storeDir(RANGE_DELETE);
-        BenchContext.deleteTree(dir);
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         List<PhaseResult> out = new ArrayList<>();
         try {
             Updates u = e.updates();

@@ -113,9 +113,7 @@ public final class UpdateWorkload {
         int batch = (int) sc.updateBatch();
         long capNanos = sc.updateMaxSeconds() * 1_000_000_000L;
         Path dir = ctx.storeDir(COUNTERS);
-        BenchContext.deleteTree(dir);
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         PhaseResult r;
         try {
             Updates u = e.updates();
@@ -211,9 +209,7 @@ public final class UpdateWorkload {
         int batch = (int) sc.updateBatch();
         long capNanos = sc.updateMaxSeconds() * 1_000_000_000L;
         Path dir = ctx.storeDir(NON_INDEX);
-        BenchContext.deleteTree(dir);
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         PhaseResult r;
         try {
             Updates u = e.updates();
