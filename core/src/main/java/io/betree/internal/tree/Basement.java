@@ -35,6 +35,11 @@ public final class Basement extends CacheEntry {
     private ByteBuffer dataView;
     private ByteBuffer indexView;
     private int count;
+    /**
+     * Whether every row is plain ({@link #allRowsPlain}): 0 not known yet, 1 yes, 2 no. Every change of
+     * the rows but an overwrite of values in place forgets it.
+     */
+    private byte plainRows;
 
     private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
@@ -46,6 +51,7 @@ public final class Basement extends CacheEntry {
     }
 
     private void setData(ByteBuf buf) {
+        plainRows = 0;
         data = buf;
         dataView = NodeMemory.view(buf);
     }
@@ -269,6 +275,7 @@ public final class Basement extends CacheEntry {
      * {@code expiring} row's {@code value} is its {@link Expiry} stored form.
      */
     void appendLast(byte[] key, byte[] value, long ts, boolean expiring) {
+        plainRows = 0;
         growData(ROW_HEADER + 8 + key.length + value.length);
         growIndex(4);
         index.writeInt(data.writerIndex());
@@ -373,9 +380,20 @@ public final class Basement extends CacheEntry {
         return true;
     }
 
-    /** Whether row {@code pos} is a plain value: visible to every snapshot, no tombstone, no expiry. */
-    boolean plainRow(int pos) {
-        return flags(dataView, offset(pos)) == 0;
+    /**
+     * Whether every row is a plain value: visible to every snapshot, no tombstone, no expiry. Worked
+     * out once per state of the rows (a pass over their flags), for {@link BasementUpdates#patchInPlace}:
+     * a basement that holds anything else is rebuilt, which drops what no snapshot needs.
+     */
+    boolean allRowsPlain() {
+        if (plainRows == 0) {
+            boolean plain = true;
+            for (int p = 0; p < count && plain; p++) {
+                plain = flags(dataView, offset(p)) == 0;
+            }
+            plainRows = plain ? (byte) 1 : 2;
+        }
+        return plainRows == 1;
     }
 
     /** The length of row {@code pos}'s stored value. */
@@ -521,6 +539,7 @@ public final class Basement extends CacheEntry {
      * a 1,000-row sequential batch up to 80 ms on a busy machine).
      */
     Basement splitAt(int from, long blockNumber, int reserveBytes) {
+        plainRows = 0;
         int start = offset(from);
         int len = data.writerIndex() - start;
         ByteBuf rightData = memory.allocate(Math.max(HEADER + len, reserveBytes));
@@ -571,6 +590,7 @@ public final class Basement extends CacheEntry {
 
     /** Appends all rows of {@code right}, whose keys all sort after this basement's. */
     void absorb(Basement right) {
+        plainRows = 0;
         int len = right.data.writerIndex() - HEADER;
         growData(len);
         growIndex(right.count * 4);

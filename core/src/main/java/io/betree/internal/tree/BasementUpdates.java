@@ -14,7 +14,7 @@ final class BasementUpdates {
      * The values update messages come to, by message position: null where a message is not an
      * update or its functions deleted the key; the {@link Expiry} stored form where
      * {@code expiring}. {@code rows} gives, at the position of each key's first message, the
-     * position of the key's newest row, or -1 when it has none.
+     * position of the key's newest row, or -1 when it has none; its other entries mean nothing.
      */
     record Updated(byte[][] values, boolean[] expiring, int[] rows) {
     }
@@ -73,23 +73,27 @@ final class BasementUpdates {
 
     /**
      * Applies a batch with updates ({@link Basement#apply}) by overwriting values where they lie, when it
-     * can: every key the batch names has one row, visible to every snapshot, that neither expires
-     * nor is a tombstone; every message is a put or an update that every snapshot sees (at or below
-     * the {@code horizon}, so no version before it is needed); and each key's new value, worked out
-     * in {@code updated}, is as long as its row's. Counters and fixed-width fields take this path:
+     * can: every row of the basement is plain (one version, visible to every snapshot, neither a
+     * tombstone nor expiring: a rebuild would change nothing but the batch's values), every key the
+     * batch names has a row, every message is a put or an update that every snapshot sees (at or
+     * below the {@code horizon}, so no version before it is needed), and each key's new value,
+     * worked out in {@code updated}, is as long as its row's. Counters and fixed-width fields take this path:
      * rewriting the basement for them (a per-row pass over a few thousand rows for the few dozen a
      * flush brings) was most of a counter-incrementing load's flusher time. Returns false, having
      * changed nothing, otherwise.
      */
     static boolean patchInPlace(Basement basement, MessageBuffer messages, int from, int to, long horizon,
             Updated updated) {
+        if (!basement.allRowsPlain()) {
+            return false;
+        }
         int groups = 0;
         int[] targets = new int[to - from];
         byte[][] values = new byte[to - from][];
         int m = from;
         while (m < to) {
             int row = updated.rows()[m - from];
-            if (row < 0 || !basement.plainRow(row)) {
+            if (row < 0) {
                 return false;
             }
             int mEnd = m;

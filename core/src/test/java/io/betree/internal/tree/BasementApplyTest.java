@@ -2,6 +2,7 @@ package io.betree.internal.tree;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.betree.compression.BlockCompressor;
@@ -223,17 +224,31 @@ class BasementApplyTest {
         return v;
     }
 
-    /** Adds its 8-byte argument to the 8-byte value (absent: 0); "grow" makes the value 9 bytes. */
+    /** Calls of {@link #ADD} that threw ("boom"). */
+    private static final java.util.concurrent.atomic.AtomicInteger FAILED = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * Adds its 8-byte argument to the 8-byte value (absent: 0); "grow" makes the value 9 bytes;
+     * "boom" throws.
+     */
     private static final UpdateFunctions ADD = new UpdateFunctions() {
         @Override
         public byte[] apply(String name, byte[] key, byte[] old, byte[] argument) {
+            if (name.equals("boom")) {
+                throw new IllegalStateException("boom");
+            }
             long sum = (old == null ? 0 : ByteBuffer.wrap(old).getLong()) + ByteBuffer.wrap(argument).getLong();
             return ByteBuffer.allocate(name.equals("grow") ? 9 : 8).putLong(sum).array();
         }
 
         @Override
         public boolean knows(String name) {
-            return name.equals("add") || name.equals("grow");
+            return name.equals("add") || name.equals("grow") || name.equals("boom");
+        }
+
+        @Override
+        public void failed(String name, byte[] key, Throwable failure) {
+            FAILED.incrementAndGet();
         }
     };
 
@@ -250,24 +265,37 @@ class BasementApplyTest {
             assertTrue(basement.apply(load, 0, 100, 1, ADD), "new keys: rebuilt");
             load.release();
             // Every snapshot sees msn 2: the values are overwritten where they lie.
-            assertEquals(false, applyUpdates(memory, basement, "add", 2, 2, 0, 50), "overwritten in place");
+            assertFalse(applyUpdates(memory, basement, "add", 2, 2, 0, 50), "overwritten in place");
             assertEquals(100, basement.count());
             assertArrayEquals(counter(11), basement.get(new byte[] {7}, 2, 0));
             assertArrayEquals(counter(10), basement.get(new byte[] {70}, 2, 0));
             // A snapshot at 2 is still open: msn 3 needs a version of its own, so the basement is rebuilt.
-            assertEquals(true, applyUpdates(memory, basement, "add", 3, 2, 0, 10), "a snapshot needs the old version");
+            assertTrue(applyUpdates(memory, basement, "add", 3, 2, 0, 10), "a snapshot needs the old version");
             assertArrayEquals(counter(11), basement.get(new byte[] {7}, 2, 0));
             assertArrayEquals(counter(12), basement.get(new byte[] {7}, 3, 0));
             // Rows with a timestamp (key 7's two versions) are not plain: rebuilt, old versions dropped.
-            assertEquals(true, applyUpdates(memory, basement, "add", 4, 4, 0, 10));
+            assertTrue(applyUpdates(memory, basement, "add", 4, 4, 0, 10), "versioned rows: rebuilt");
             assertEquals(100, basement.count(), "the version for the snapshot at 2 dropped once it closed");
-            assertEquals(false, applyUpdates(memory, basement, "add", 5, 5, 0, 10), "plain again");
+            assertFalse(applyUpdates(memory, basement, "add", 5, 5, 0, 10), "plain again");
             // A value that grows, or a key with no row, needs a rebuild.
-            assertEquals(true, applyUpdates(memory, basement, "grow", 6, 6, 20, 21));
+            assertTrue(applyUpdates(memory, basement, "grow", 6, 6, 20, 21));
             assertEquals(9, basement.get(new byte[] {20}, 6, 0).length);
-            assertEquals(true, applyUpdates(memory, basement, "add", 7, 7, 99, 101));
+            assertTrue(applyUpdates(memory, basement, "add", 7, 7, 99, 101));
             assertArrayEquals(counter(1), basement.get(new byte[] {(byte) 100}, 7, 0));
             assertArrayEquals(counter(14), basement.get(new byte[] {7}, 7, 0));
+            // A put, then an update of the same key, in one batch: the update's value is written.
+            MessageBuffer both = new MessageBuffer(memory);
+            both.append(MessageType.PUT, 8, 0L, new byte[] {30}, counter(100));
+            both.append(MessageType.UPDATE, 9, 0L, new byte[] {30}, UpdateList.of("add", counter(5)));
+            both.consolidate();
+            assertFalse(basement.apply(both, 0, 2, 9, ADD), "overwritten in place");
+            both.release();
+            assertArrayEquals(counter(105), basement.get(new byte[] {30}, 9, 0));
+            // A function that throws changes nothing, and each of its calls is counted once.
+            FAILED.set(0);
+            assertFalse(applyUpdates(memory, basement, "boom", 10, 10, 60, 65));
+            assertEquals(5, FAILED.get());
+            assertArrayEquals(counter(10), basement.get(new byte[] {60}, 10, 0));
         } finally {
             basement.releaseMemory();
         }
