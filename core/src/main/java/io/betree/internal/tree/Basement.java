@@ -36,8 +36,8 @@ public final class Basement extends CacheEntry {
     private ByteBuffer indexView;
     private int count;
     /**
-     * Whether every row is plain ({@link #allRowsPlain}): 0 not known yet, 1 yes, 2 no. Every change of
-     * the rows but an overwrite of values in place forgets it.
+     * Whether no row is a tombstone or expires ({@link #nothingToDrop}): 0 not known yet, 1 yes,
+     * 2 no. Every change of the rows but an overwrite of values in place forgets it.
      */
     private byte plainRows;
 
@@ -381,19 +381,25 @@ public final class Basement extends CacheEntry {
     }
 
     /**
-     * Whether every row is a plain value: visible to every snapshot, no tombstone, no expiry. Worked
-     * out once per state of the rows (a pass over their flags), for {@link BasementUpdates#patchInPlace}:
-     * a basement that holds anything else is rebuilt, which drops what no snapshot needs.
+     * Whether no row is a tombstone or expires: none that a rebuild could come to drop, as deletes
+     * and TTLs promise. Worked out once per state of the rows (a pass over their flags), for
+     * {@link BasementUpdates#patchInPlace}: a basement that holds one is rebuilt instead. (Older
+     * versions kept for snapshots go at the next rebuild, whatever brings it.)
      */
-    boolean allRowsPlain() {
+    boolean nothingToDrop() {
         if (plainRows == 0) {
-            boolean plain = true;
-            for (int p = 0; p < count && plain; p++) {
-                plain = flags(dataView, offset(p)) == 0;
+            boolean clean = true;
+            for (int p = 0; p < count && clean; p++) {
+                clean = (flags(dataView, offset(p)) & (TOMBSTONE | EXPIRES)) == 0;
             }
-            plainRows = plain ? (byte) 1 : 2;
+            plainRows = clean ? (byte) 1 : 2;
         }
         return plainRows == 1;
+    }
+
+    /** Whether row {@code pos} is a plain value: visible to every snapshot, no tombstone, no expiry. */
+    boolean plainRow(int pos) {
+        return flags(dataView, offset(pos)) == 0;
     }
 
     /** The length of row {@code pos}'s stored value. */

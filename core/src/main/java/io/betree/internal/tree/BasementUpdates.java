@@ -73,18 +73,18 @@ final class BasementUpdates {
 
     /**
      * Applies a batch with updates ({@link Basement#apply}) by overwriting values where they lie, when it
-     * can: every row of the basement is plain (one version, visible to every snapshot, neither a
-     * tombstone nor expiring: a rebuild would change nothing but the batch's values), every key the
-     * batch names has a row, every message is a put or an update that every snapshot sees (at or
-     * below the {@code horizon}, so no version before it is needed), and each key's new value,
-     * worked out in {@code updated}, is as long as its row's. Counters and fixed-width fields take this path:
+     * can: no row of the basement is a tombstone or expires ({@link Basement#nothingToDrop}), every
+     * key the batch names has a plain row (one version, visible to every snapshot), every message
+     * is a put or an update that every snapshot sees (at or below the {@code horizon}, so no
+     * version before it is needed), and each key's new value, worked out in {@code updated}, is as
+     * long as its row's. Counters and fixed-width fields take this path:
      * rewriting the basement for them (a per-row pass over a few thousand rows for the few dozen a
      * flush brings) was most of a counter-incrementing load's flusher time. Returns false, having
      * changed nothing, otherwise.
      */
     static boolean patchInPlace(Basement basement, MessageBuffer messages, int from, int to, long horizon,
             Updated updated) {
-        if (!basement.allRowsPlain()) {
+        if (!basement.nothingToDrop()) {
             return false;
         }
         int groups = 0;
@@ -93,7 +93,7 @@ final class BasementUpdates {
         int m = from;
         while (m < to) {
             int row = updated.rows()[m - from];
-            if (row < 0) {
+            if (row < 0 || !basement.plainRow(row)) {
                 return false;
             }
             int mEnd = m;

@@ -296,6 +296,13 @@ class BasementApplyTest {
             assertFalse(applyUpdates(memory, basement, "boom", 10, 10, 60, 65));
             assertEquals(5, FAILED.get());
             assertArrayEquals(counter(10), basement.get(new byte[] {60}, 10, 0));
+            // A row that expires (or a tombstone) anywhere in the basement: rebuilt, so that it can go.
+            MessageBuffer ttl = new MessageBuffer(memory);
+            ttl.append(MessageType.PUT_EXPIRING, 11, 0L, new byte[] {90}, Expiry.wrap(Long.MAX_VALUE - 1, counter(1)));
+            ttl.consolidate();
+            assertTrue(basement.apply(ttl, 0, 1, 11, ADD));
+            ttl.release();
+            assertTrue(applyUpdates(memory, basement, "add", 12, 12, 0, 5), "an expiring row elsewhere: rebuilt");
         } finally {
             basement.releaseMemory();
         }
