@@ -21,7 +21,7 @@ import java.nio.ByteBuffer;
  */
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
-    private static final int HEADER = 5;
+    static final int HEADER = 5;
     static final int ROW_HEADER = 7;
     static final int TOMBSTONE = 1;
     static final int HAS_TS = 2;
@@ -41,7 +41,8 @@ public final class Basement extends CacheEntry {
      */
     private byte plainRows;
 
-    private Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
+    /** A basement over {@code data} and its row index {@code index}, both its own from now on. */
+    Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
         this.memory = memory;
         this.codec = codec;
@@ -68,65 +69,17 @@ public final class Basement extends CacheEntry {
         return new Basement(blockNumber, memory, codec, data, memory.allocate(64), 0);
     }
 
-    /**
-     * Takes ownership of {@code data}, a stored basement, and indexes it. Lengths and flags are
-     * checked, so that no row reaches outside the block; the order of the rows is not: the block's
-     * checksum already guards the bytes, order is what the basement's writer keeps (and
-     * {@link TreeChecker} verifies), and comparing every row with the one before was a sixth of a
-     * flusher's time in an iiBench load whose internal nodes do not all fit in the cache.
-     *
-     * @throws IllegalArgumentException if the bytes are not a well-formed basement
-     */
-    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
-        ByteBuf index = null;
-        try {
-            if (data.readableBytes() < HEADER || data.getByte(0) != TAG) {
-                throw new IllegalArgumentException("not a basement node");
-            }
-            int n = data.getInt(1);
-            if (n < 0 || n > data.readableBytes() / ROW_HEADER) {
-                throw new IllegalArgumentException("impossible row count " + n);
-            }
-            index = memory.allocate(Math.max(4, n * 4));
-            ByteBuffer view = NodeMemory.view(data);
-            int off = HEADER;
-            int end = data.writerIndex();
-            for (int i = 0; i < n; i++) {
-                if (off + ROW_HEADER > end) {
-                    throw new IllegalArgumentException("row " + i + " runs past the end");
-                }
-                int flags = flags(view, off);
-                int vl = view.getInt(off + 3);
-                if (vl < 0 || (flags & ~(TOMBSTONE | HAS_TS | EXPIRES)) != 0
-                        || (flags & EXPIRES) != 0 && ((flags & TOMBSTONE) != 0 || vl < Expiry.BYTES)
-                        || (long) off + ROW_HEADER + tsBytes(flags) + keyLength(view, off) + vl > end) {
-                    throw new IllegalArgumentException("row " + i + " has impossible lengths or flags");
-                }
-                index.writeInt(off);
-                off += rowLength(view, off);
-            }
-            if (off != end) {
-                throw new IllegalArgumentException("trailing bytes after the last row");
-            }
-            return new Basement(blockNumber, memory, codec, data, index, n);
-        } catch (RuntimeException e) {
-            memory.release(data);
-            memory.release(index);
-            throw e;
-        }
-    }
-
     // ---- row layout ----
 
-    private static int tsBytes(int flags) {
+    static int tsBytes(int flags) {
         return (flags & HAS_TS) != 0 ? 8 : 0;
     }
 
-    private static int flags(ByteBuffer buf, int off) {
+    static int flags(ByteBuffer buf, int off) {
         return buf.get(off + 2) & 0xff;
     }
 
-    private static int keyLength(ByteBuffer buf, int off) {
+    static int keyLength(ByteBuffer buf, int off) {
         return buf.getShort(off) & 0xffff;
     }
 
@@ -134,7 +87,7 @@ public final class Basement extends CacheEntry {
         return off + ROW_HEADER + tsBytes(flags(buf, off));
     }
 
-    private static int rowLength(ByteBuffer buf, int off) {
+    static int rowLength(ByteBuffer buf, int off) {
         return ROW_HEADER + tsBytes(flags(buf, off)) + keyLength(buf, off) + buf.getInt(off + 3);
     }
 

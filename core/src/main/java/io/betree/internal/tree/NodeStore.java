@@ -322,7 +322,7 @@ final class NodeStore {
         try {
             switch (tag) {
                 case Basement.TAG:
-                    return Basement.load(block, data, memory(), codec);
+                    return BasementLoader.load(block, data, memory(), codec);
                 case LeafNode.TAG:
                     return LeafNode.read(block, data, codec, memory(), filterSource); // takes data
                 case InternalNode.TAG:
