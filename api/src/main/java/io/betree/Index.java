@@ -34,6 +34,7 @@ public final class Index {
     private final String name;
     private final int id;
     private final BeTree tree;
+    /** The engine's record of the index, which notes the update functions its messages name. */
     private final StoredIndex stored;
     /** The TTL of puts without one of their own, in milliseconds; 0 for none ({@link IndexOptions#ttl}). */
     private volatile long defaultTtlMillis;
@@ -68,9 +69,7 @@ public final class Index {
         checkKey(key);
         checkValue(value);
         checkOpen();
-        long ttl = defaultTtlMillis;
-        env.commit(-1, List.of(ttl == 0 ? WriteOp.put(id, tree, key, value)
-                : WriteOp.putExpiring(id, tree, key, Expiry.wrap(expiryAfter(ttl), value))));
+        env.commit(-1, List.of(putOp(key, value, defaultTtlMillis)));
     }
 
     /**
@@ -90,7 +89,7 @@ public final class Index {
         checkValue(value);
         long millis = ttlMillis(ttl);
         checkOpen();
-        env.commit(-1, List.of(WriteOp.putExpiring(id, tree, key, Expiry.wrap(expiryAfter(millis), value))));
+        env.commit(-1, List.of(putOp(key, value, millis)));
     }
 
     /**
@@ -107,6 +106,12 @@ public final class Index {
         long millis = ttlMillis(ttl);
         txn.checkOwner(env);
         txn.writeExpiring(this, key, value, expiryAfter(millis));
+    }
+
+    /** A put of {@code value} under {@code key} that expires {@code ttlMillis} from now (0: never). */
+    private WriteOp putOp(byte[] key, byte[] value, long ttlMillis) {
+        return ttlMillis == 0 ? WriteOp.put(id, tree, key, value)
+                : WriteOp.putExpiring(id, tree, key, Expiry.wrap(expiryAfter(ttlMillis), value));
     }
 
     /** Sets the TTL of puts without one of their own ({@link IndexOptions#ttl}): zero for none. */
@@ -280,8 +285,8 @@ public final class Index {
         Objects.requireNonNull(txn, "txn");
         txn.checkOwner(env);
         txn.checkActive();
-        checkedCall(new byte[0], function, argument, null);
-        txn.updateAll(this, function, argument);
+        byte[] list = checkedCall(new byte[0], function, argument, null);
+        txn.updateAll(this, function, argument, list);
     }
 
     /**

@@ -4,7 +4,6 @@ import io.betree.internal.log.CommitRecord;
 import io.betree.internal.log.CommitRecord.Op;
 import io.betree.internal.tree.Expiry;
 import io.betree.internal.tree.ScanOverlay;
-import io.betree.internal.tree.UpdateList;
 import io.betree.internal.txn.WriteOp;
 import io.betree.internal.txn.spill.SpilledWrites;
 import java.util.ArrayList;
@@ -284,7 +283,7 @@ public final class Transaction implements AutoCloseable {
      * they come to (read from its snapshot: they then conflict as puts do), since the broadcast,
      * which applies first at commit, must not apply after them.
      */
-    void updateAll(Index index, String function, byte[] argument) {
+    void updateAll(Index index, String function, byte[] argument, byte[] updateList) {
         beginRangeOperation("updateAll");
         WriteSet set = writes.get(index);
         List<byte[]> keys = new ArrayList<>();
@@ -306,10 +305,10 @@ public final class Transaction implements AutoCloseable {
         for (int i = 0; i < keys.size(); i++) {
             storeKnown(index, keys.get(i), values.get(i), expiries.get(i));
         }
-        ranges.addBroadcast(index, UpdateList.of(function, argument));
+        ranges.addBroadcast(index, updateList);
     }
 
-    /** Refuses a range operation once the writes spilled, and keeps them on the heap from now on. */
+    /** Refuses a range operation once the writes spilled (the caller then keeps them on the heap). */
     private void beginRangeOperation(String what) {
         if (spilled != null) {
             throw new IllegalStateException(what + " is not available in a transaction whose writes passed"

@@ -1,5 +1,8 @@
 package io.betree.systest;
 
+import static io.betree.systest.UpdateFunctionTest.key;
+import static io.betree.systest.UpdateFunctionTest.shape;
+import static io.betree.systest.UpdateFunctionTest.text;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,7 +16,6 @@ import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
-import io.betree.IndexOptions;
 import io.betree.Transaction;
 import io.betree.TreeChecks;
 import io.betree.UpdateFunction;
@@ -44,18 +46,6 @@ class RangeOperationsTest {
     private static EnvironmentOptions options() {
         return EnvironmentOptions.defaults().cacheBytes(16L << 20).durability(Durability.NONE)
                 .updateFunction("add-column", ADD_COLUMN);
-    }
-
-    private static IndexOptions shape() {
-        return UpdateFunctionTest.shape();
-    }
-
-    private static byte[] key(int n) {
-        return UpdateFunctionTest.key(n);
-    }
-
-    private static byte[] text(String s) {
-        return UpdateFunctionTest.text(s);
     }
 
     @Test

@@ -1,5 +1,8 @@
 package io.betree.systest;
 
+import static io.betree.systest.UpdateFunctionTest.key;
+import static io.betree.systest.UpdateFunctionTest.shape;
+import static io.betree.systest.UpdateFunctionTest.text;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,7 +13,6 @@ import io.betree.Durability;
 import io.betree.Environment;
 import io.betree.EnvironmentOptions;
 import io.betree.Index;
-import io.betree.IndexOptions;
 import io.betree.Transaction;
 import io.betree.TreeChecks;
 import java.nio.file.Path;
@@ -33,18 +35,6 @@ class TtlTest {
     private EnvironmentOptions options() {
         return EnvironmentOptions.defaults().cacheBytes(16L << 20).durability(Durability.NONE).clock(clock)
                 .updateFunction("append", UpdateFunctionTest.APPEND);
-    }
-
-    private static IndexOptions shape() {
-        return UpdateFunctionTest.shape();
-    }
-
-    private static byte[] key(int n) {
-        return UpdateFunctionTest.key(n);
-    }
-
-    private static byte[] text(String s) {
-        return UpdateFunctionTest.text(s);
     }
 
     @Test

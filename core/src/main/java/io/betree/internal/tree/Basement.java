@@ -268,9 +268,10 @@ public final class Basement extends CacheEntry {
             extra += ROW_HEADER + 8 + messages.keyLength(moff) + messages.valueLength(moff);
             updates |= messages.type(moff) == MessageType.UPDATE;
         }
+        long now = functions.nowMillis(); // one reading for the batch: its updates and its pruning agree
         BasementUpdates.Updated updated = null;
         if (updates) {
-            updated = BasementUpdates.updatedValues(this, messages, from, to, functions);
+            updated = BasementUpdates.updatedValues(this, messages, from, to, functions, now);
             if (BasementUpdates.patchInPlace(this, messages, from, to, horizon, updated)) {
                 return false;
             }
@@ -283,7 +284,7 @@ public final class Basement extends CacheEntry {
         try {
             // Written through views, then the writer indexes set once: both buffers were sized for
             // every row and message above.
-            BasementRows rows = new BasementRows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, functions.nowMillis(), updated,
+            BasementRows rows = new BasementRows(NodeMemory.view(out), NodeMemory.view(outIndex), horizon, now, updated,
                     from);
             rows.view.put(0, TAG);
             rows.at = HEADER;

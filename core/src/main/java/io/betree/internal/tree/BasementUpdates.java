@@ -25,8 +25,7 @@ final class BasementUpdates {
      * oldest first to its newest row: every message is newer than every row.
      */
     static Updated updatedValues(Basement basement, MessageBuffer messages, int from, int to,
-            UpdateFunctions functions) {
-        long now = functions.nowMillis();
+            UpdateFunctions functions, long now) {
         Updated updated = new Updated(new byte[to - from][], new boolean[to - from], new int[to - from]);
         int m = from;
         int rows = 0; // where the next key's rows start at the earliest: messages come in key order

@@ -113,9 +113,7 @@ public final class MessageBuffer {
         int keyedLength = keyedEnd - start;
         MessageBuffer b = new MessageBuffer(memory, messages, keyedLength);
         try {
-            for (RangeMessage r : ranges) {
-                b.appendRange(r);
-            }
+            b.appendRanges(ranges);
             b.data.writeBytes(src, start, keyedLength);
             int entry = 0;
             for (int at = 0; at < keyedLength; at += b.messageLength(at)) {
@@ -180,6 +178,13 @@ public final class MessageBuffer {
             ranges = new RangeList();
         }
         ranges.add(r);
+    }
+
+    /** {@link #appendRange} of each of {@code parts}, in order. */
+    void appendRanges(List<RangeMessage> parts) {
+        for (RangeMessage r : parts) {
+            appendRange(r);
+        }
     }
 
     /**

@@ -39,11 +39,6 @@ final class PendingUpdates {
         return now;
     }
 
-    /** Records an update older than every one recorded before. */
-    void add(byte[] updateList) {
-        add(updateList, false);
-    }
-
     private void add(byte[] updateList, boolean broadcast) {
         if (lists == null) {
             lists = new ArrayList<>(2);

@@ -12,8 +12,6 @@ import io.betree.internal.cache.CacheEntry;
  * <p>Thread-safe: any number of reads at once.
  */
 final class PointRead {
-    /** What {@link #findInBuffer} returns for no message; compared by identity. */
-    private static final byte[] NO_MESSAGE = PendingUpdates.NOT_FOUND;
     /** For {@link #lookup}: no subtree latch is held yet. Block numbers are never negative. */
     private static final long NO_SUBTREE = -1;
 
@@ -66,8 +64,8 @@ final class PointRead {
         }
         // The root's child list is fixed while the structure lock is held.
         long subtree = root.children.get(i);
-        boolean readAgain = found == NO_MESSAGE && pending.any() && heldSubtree == NO_SUBTREE;
-        if (found != NO_MESSAGE || readAgain) {
+        boolean readAgain = found == PendingUpdates.NOT_FOUND && pending.any() && heldSubtree == NO_SUBTREE;
+        if (found != PendingUpdates.NOT_FOUND || readAgain) {
             store.unpin(root, false);
             return readAgain ? lookupHolding(key, snapshotTs, subtree) : pending.over(found);
         }
@@ -109,7 +107,7 @@ final class PointRead {
                 InternalNode in = (InternalNode) node;
                 int i = in.childFor(key);
                 byte[] found = findInBuffer(in, i, key, snapshotTs, pending);
-                if (found != NO_MESSAGE) {
+                if (found != PendingUpdates.NOT_FOUND) {
                     return pending.over(found);
                 }
                 CacheEntry next = store.pinChild(in, i);
@@ -140,17 +138,17 @@ final class PointRead {
     /**
      * The newest put, delete or range delete of {@code key} a snapshot at {@code snapshotTs} sees
      * in buffer {@code i} of the pinned {@code node}: the value of a put, null for a delete,
-     * {@link #NO_MESSAGE} when there is none. Updates and broadcasts newer than it go to
+     * {@link #PendingUpdates.NOT_FOUND} when there is none. Updates and broadcasts newer than it go to
      * {@code pending}, newest first: they apply to what is found here or below
      * ({@link PendingUpdates#readBuffer}).
      */
     private byte[] findInBuffer(InternalNode node, int i, byte[] key, long snapshotTs, PendingUpdates pending) {
         BufferPartition partition = store.pinBufferIfAny(node, i);
         if (partition == null) {
-            return NO_MESSAGE;
+            return PendingUpdates.NOT_FOUND;
         }
         try {
-            return partition.buffer().isEmpty() ? NO_MESSAGE : pending.readBuffer(partition.buffer(), snapshotTs);
+            return partition.buffer().isEmpty() ? PendingUpdates.NOT_FOUND : pending.readBuffer(partition.buffer(), snapshotTs);
         } finally {
             store.unpinBuffer(node, i, partition, false);
         }

@@ -83,8 +83,8 @@ final class RootFlusher {
     }
 
     /**
-     * As {@link #flushPath}, on a flusher thread, unless the path to some key is being flushed
-     * already: a scan that met a range message above its rows asks for it, so that the message meets
+     * As {@link #flushPath}, on a flusher thread, unless a path flush a scan asked for is queued or
+     * running already: a scan that met a range message above its rows asks for it, so that the message meets
      * the rows once in their leaf instead of at every read, without holding up that scan (a scan
      * right after a broadcast of the whole index would otherwise apply it on its own thread).
      */

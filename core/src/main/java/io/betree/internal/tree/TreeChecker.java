@@ -314,7 +314,7 @@ final class TreeChecker {
                 int valueLength = image.getInt(off + 3);
                 boolean hasTs = (flags & 2) != 0;
                 int keyOff = off + 7 + (hasTs ? 8 : 0);
-                if ((flags & ~7) != 0 || valueLength < 0 || (long) keyOff + keyLength + valueLength > end) {
+                if ((flags & ~(Basement.TOMBSTONE | Basement.HAS_TS | Basement.EXPIRES)) != 0 || valueLength < 0 || (long) keyOff + keyLength + valueLength > end) {
                     throw fail(block, "row " + r + " has impossible lengths or flags");
                 }
                 long ts = hasTs ? image.getLong(off + 7) : 0L;

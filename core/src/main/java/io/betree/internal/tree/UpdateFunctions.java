@@ -56,7 +56,20 @@ public interface UpdateFunctions {
 
     /** The failure of a message that names a function nobody registered. */
     static BetreeException unknown(String name) {
-        return new BetreeException("no update function is registered under the name \"" + name
-                + "\": register it with EnvironmentOptions.updateFunction before opening the environment");
+        return unknown(name, "no update function is registered under the name \"" + name + "\"");
+    }
+
+    /**
+     * The failure of opening an environment whose index {@code index} may hold messages that call
+     * {@code name}, which nobody registered.
+     */
+    static BetreeException unknownIn(String index, String name) {
+        return unknown(name, "index \"" + index + "\" may hold updates that call the function \"" + name
+                + "\", which is not registered");
+    }
+
+    private static BetreeException unknown(String name, String what) {
+        return new BetreeException(what + ": register it with EnvironmentOptions.updateFunction before opening the"
+                + " environment");
     }
 }

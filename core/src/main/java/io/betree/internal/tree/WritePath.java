@@ -193,12 +193,8 @@ final class WritePath {
      */
     private static boolean rangePendingAbove(List<CacheEntry> path, byte[] key) {
         for (CacheEntry e : path) {
-            if (e instanceof BufferPartition p && p.buffer().hasRanges()) {
-                for (RangeMessage r : p.buffer().ranges()) {
-                    if (r.upper() == null || Keys.compare(r.upper(), key) > 0) {
-                        return true;
-                    }
-                }
+            if (e instanceof BufferPartition p && p.buffer().hasRangeIn(key, null, Long.MAX_VALUE)) {
+                return true;
             }
         }
         return false;

@@ -107,6 +107,19 @@ public final class RangeWorkload {
         return UpdateWorkload.key(id);
     }
 
+    /**
+     * Loads the phase's rows into {@code t} (not measured, capped at {@code updateMaxSeconds}) and
+     * scans them once, unmeasured, so that no measured scan is the first of its JVM; returns
+     * {@link UpdateWorkload#load}'s answer: rows loaded, nanoseconds taken.
+     */
+    private static long[] loadRows(BenchContext ctx, EngineAdapter e, Table t) {
+        Scale sc = ctx.scale();
+        long[] load = UpdateWorkload.load(e, sc.rangeRows(), sc.updateMaxSeconds() * 1_000_000_000L,
+                id -> t.put(key(id), row(id)));
+        timedScan(ctx, e, t, "warm-up scan", 0, load[0], false, 1, "");
+        return load;
+    }
+
     private static List<PhaseResult> broadcastPhase(BenchContext ctx, String variant) {
         Scale sc = ctx.scale();
         Path dir = ctx.storeDir(BROADCAST);
@@ -115,10 +128,8 @@ public final class RangeWorkload {
         try {
             Updates u = e.updates();
             Table t = e.table(TABLE);
-            long[] load = UpdateWorkload.load(e, sc.rangeRows(), sc.updateMaxSeconds() * 1_000_000_000L,
-                    id -> t.put(key(id), row(id)));
+            long[] load = loadRows(ctx, e, t);
             long rows = load[0];
-            timedScan(ctx, e, t, "warm-up scan", 0, rows, false, 1, "");
             int rowBytes = UpdateWorkload.KEY_BYTES + VALUE_BYTES + COLUMN_BYTES;
             String phase = BROADCAST + "-" + variant;
             Latencies latencies = new Latencies(ctx.engine() + " " + phase);
@@ -213,14 +224,12 @@ public final class RangeWorkload {
         try {
             Updates u = e.updates();
             Table t = e.table(TABLE);
-            long[] load = UpdateWorkload.load(e, sc.rangeRows(), sc.updateMaxSeconds() * 1_000_000_000L,
-                    id -> t.put(key(id), row(id)));
+            long[] load = loadRows(ctx, e, t);
             long rows = load[0];
             long half = rows / 2;
             if (half == 0) {
                 throw new IllegalStateException(ctx.engine() + ": " + rows + " rows loaded, too few to delete half");
             }
-            timedScan(ctx, e, t, "warm-up scan", 0, rows, false, 1, "");
             gets(ctx, t, 0, half, sc.rangeGets(), 18, true);
             int rowBytes = UpdateWorkload.KEY_BYTES + VALUE_BYTES;
             long live = (rows - half) * rowBytes;

@@ -224,9 +224,10 @@ public final class Engine implements AutoCloseable {
                         + ", which was never created");
             }
             try {
-                ops.add(WriteOp.replayed(op, index.tree()));
+                WriteOp write = WriteOp.replayed(op, index.tree());
+                ops.add(write);
                 byte[] calls = op.type() == CommitRecord.UPDATE ? op.value()
-                        : op.type() == CommitRecord.RANGE_UPDATE ? ops.get(ops.size() - 1).range().updates() : null;
+                        : op.type() == CommitRecord.RANGE_UPDATE ? write.range().updates() : null;
                 if (calls != null) {
                     for (String name : UpdateList.names(calls)) {
                         if (!settings.updateFunctions().knows(name)) {

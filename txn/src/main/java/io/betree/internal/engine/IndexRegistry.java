@@ -3,7 +3,6 @@ package io.betree.internal.engine;
 import io.betree.compression.BlockCompressor;
 import io.betree.compression.Compressors;
 import io.betree.internal.cache.NodeCache;
-import io.betree.internal.fault.BetreeException;
 import io.betree.internal.fault.FailureListener;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.tree.BeTree;
@@ -50,9 +49,7 @@ final class IndexRegistry {
         try {
             for (String f : e.functions()) {
                 if (!functions.knows(f)) {
-                    throw new BetreeException("index \"" + e.name() + "\" may hold updates that call the function \"" + f
-                            + "\", which is not registered: register it with EnvironmentOptions.updateFunction before"
-                            + " opening the environment");
+                    throw UpdateFunctions.unknownIn(e.name(), f);
                 }
             }
             register(new StoredIndex(e.id(), e.name(),

@@ -34,8 +34,6 @@ public record StoredIndex(int id, String name, BeTree tree, Set<String> function
      * next checkpoint's catalog, which holds every message committed before it, then holds the name.
      */
     public void noteFunction(String name) {
-        if (!functions.contains(name)) {
-            functions.add(name);
-        }
+        functions.add(name);
     }
 }

@@ -12,10 +12,9 @@ import java.util.Objects;
  * order they are to be applied, and its commit timestamp.
  *
  * <p>Encoding (big-endian): commit timestamp (8), op count (4), then per op: index id (4), op
- * code (1: {@link #PUT}, {@link #DELETE}, {@link #UPDATE}, {@link #RANGE_UPDATE}, {@link #RANGE_DELETE} or
- * {@link #PUT_EXPIRING}), key
- * length (4), key, value length (4, -1 when the op
- * has no value), value. The op codes are the log's own: they are stored on disk and never change,
+ * code (1: {@link #PUT}, {@link #DELETE}, {@link #UPDATE}, {@link #RANGE_UPDATE},
+ * {@link #RANGE_DELETE} or {@link #PUT_EXPIRING}), key length (4), key, value length (4, -1 when
+ * the op has no value), value. The op codes are the log's own: they are stored on disk and never change,
  * whatever the tree calls its messages.
  *
  * @param commitTs the transaction's commit timestamp
@@ -51,9 +50,11 @@ public record CommitRecord(long commitTs, List<Op> ops) implements LogPayload {
      * One write of a transaction.
      *
      * @param indexId the index written to
-     * @param type the op code ({@link #PUT}, {@link #DELETE} or {@link #UPDATE})
-     * @param key the key (not null)
-     * @param value the value, or null for a delete
+     * @param type the op code ({@link #PUT}, {@link #DELETE}, {@link #UPDATE}, {@link #RANGE_UPDATE},
+     *     {@link #RANGE_DELETE} or {@link #PUT_EXPIRING})
+     * @param key the key (not null); of a range op, the range's lower bound
+     * @param value the value, or null for a delete; the list of calls of an update; the bounds and
+     *     calls of a range op; the expiry and value of an expiring put
      */
     public record Op(int indexId, byte type, byte[] key, byte[] value) implements LoggedWrite {
 

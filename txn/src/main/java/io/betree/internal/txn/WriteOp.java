@@ -15,10 +15,12 @@ import java.util.Objects;
  * @param indexId the index's stable id (logged)
  * @param tree the index's tree
  * @param type the tree message ({@link MessageType#PUT}, {@link MessageType#DELETE},
- *     {@link MessageType#UPDATE}, {@link MessageType#RANGE_UPDATE} or {@link MessageType#RANGE_DELETE})
+ *     {@link MessageType#UPDATE}, {@link MessageType#RANGE_UPDATE}, {@link MessageType#RANGE_DELETE}
+ *     or {@link MessageType#PUT_EXPIRING})
  * @param key the key; of a range message, the range's lower bound (empty: none)
  * @param value the value, or {@code null} for a delete; for an update, its {@link UpdateList}; for a
- *     range message, its upper bound and update list ({@link RangeMessage#encodeValue})
+ *     range message, its upper bound and update list ({@link RangeMessage#encodeValue}); for an
+ *     expiring put, its {@link io.betree.internal.tree.Expiry} stored form
  */
 public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] value) implements TreeWrite, LoggedWrite {
 
@@ -144,8 +146,7 @@ public record WriteOp(int indexId, BeTree tree, byte type, byte[] key, byte[] va
                 if (op.value() == null) {
                     throw new IllegalArgumentException("a range message without bounds for index " + op.indexId());
                 }
-                RangeMessage.of(type, 0, 0, op.key(), op.value()); // checks it
-                return new WriteOp(op.indexId(), tree, type, op.key(), op.value());
+                return new WriteOp(op.indexId(), tree, type, op.key(), op.value()); // which checks it
             default:
                 throw new IllegalArgumentException("unknown op code " + op.type() + " for index " + op.indexId());
         }
