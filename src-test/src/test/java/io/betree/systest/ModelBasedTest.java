@@ -24,7 +24,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -127,7 +130,7 @@ class ModelBasedTest {
                     idx.delete(k);
                     model.remove(k);
                     expiresAt.remove(k);
-                } else if (kind < 953) {
+                } else if (kind < 703) {
                     // A range delete, mostly narrow: a wide one now and then empties much of the model.
                     byte[] from = rnd.nextInt(20) == 0 ? null : key(rnd, keySpace);
                     byte[] to = rnd.nextInt(20) == 0 || from == null ? null : successor(from, rnd);
@@ -140,11 +143,11 @@ class ModelBasedTest {
                     idx.deleteRange(from, to);
                     deleteRange(model, from, to);
                     expiresAt.keySet().removeIf(k -> !model.containsKey(k));
-                } else if (kind < 955) {
+                } else if (kind < 705) {
                     byte[] column = value(rnd, 4);
                     idx.updateAll("append", column);
                     broadcast(model, column);
-                } else if (kind < 957) {
+                } else if (kind < 708) {
                     // Time passes: rows whose TTL ran out are gone for every reader.
                     clock.advance(Duration.ofMillis(rnd.nextInt(2_000)));
                     for (Iterator<Map.Entry<byte[], Long>> it = expiresAt.entrySet().iterator(); it.hasNext();) {
@@ -169,8 +172,9 @@ class ModelBasedTest {
                     checkScan(idx, model, from, to, rnd.nextInt(10) == 0 ? Integer.MAX_VALUE : 1 + rnd.nextInt(200), op);
                 } else if (kind < 997) {
                     runTransaction(env, idx, model, rnd, keySpace, op);
-                    // Its puts and range deletes replaced what had a TTL; its broadcasts kept it.
-                    expiresAt.keySet().removeIf(k -> !model.containsKey(k) || lastTransactionWrote.contains(k));
+                    // Its puts, those made outside it and range deletes replaced what had a TTL; its
+                    // broadcasts kept it.
+                    expiresAt.keySet().removeIf(k -> !model.containsKey(k) || lastRoundWrote.contains(k));
                 } else if (kind < 998) {
                     env.checkpoint();
                 } else {
@@ -209,22 +213,26 @@ class ModelBasedTest {
     }
 
     /**
+     * The keys the last transaction round gave a value without a TTL or deleted: the
+     * transaction's own puts and deletes if it committed, and the puts made outside it meanwhile.
+     */
+    private final Set<byte[]> lastRoundWrote = new TreeSet<>(Arrays::compareUnsigned);
+
+    /**
      * A transaction of a few writes, range deletes, broadcasts and reads that commits or aborts;
      * while it is open, writes made outside it must stay invisible to it, and its own writes
      * visible only to it. At commit its operations are replayed on the model in order: its range
      * deletes and broadcasts take what is committed by then, outside writes included.
      */
-    /** The keys the last transaction put or deleted, if it committed. */
-    private final java.util.Set<byte[]> lastTransactionWrote = new java.util.TreeSet<>(Arrays::compareUnsigned);
 
     private void runTransaction(Environment env, Index idx, NavigableMap<byte[], byte[]> model, Random rnd,
             int keySpace, int op) {
-        lastTransactionWrote.clear();
+        lastRoundWrote.clear();
         NavigableMap<byte[], byte[]> view = new TreeMap<>(Arrays::compareUnsigned);
         view.putAll(model);
         NavigableMap<byte[], byte[]> own = new TreeMap<>(Arrays::compareUnsigned);
         NavigableMap<byte[], byte[]> outside = new TreeMap<>(Arrays::compareUnsigned);
-        List<java.util.function.Consumer<NavigableMap<byte[], byte[]>>> replay = new ArrayList<>();
+        List<Consumer<NavigableMap<byte[], byte[]>>> replay = new ArrayList<>();
         try (Transaction txn = env.begin()) {
             int writes = 1 + rnd.nextInt(20);
             for (int w = 0; w < writes; w++) {
@@ -267,6 +275,7 @@ class ModelBasedTest {
                         idx.put(other, v);
                         model.put(other, v);
                         outside.put(other, v);
+                        lastRoundWrote.add(other);
                     }
                 }
                 byte[] probe = rnd.nextBoolean() ? k : key(rnd, keySpace);
@@ -289,10 +298,10 @@ class ModelBasedTest {
             }
             if (rnd.nextInt(4) != 0) {
                 txn.commit();
-                for (java.util.function.Consumer<NavigableMap<byte[], byte[]>> r : replay) {
+                for (Consumer<NavigableMap<byte[], byte[]>> r : replay) {
                     r.accept(model);
                 }
-                lastTransactionWrote.addAll(own.keySet());
+                lastRoundWrote.addAll(own.keySet());
             }
         }
     }

@@ -290,8 +290,16 @@ final class LeafBasements {
         }
     }
 
-    /** The largest key in {@code leaf}'s basements, or {@code null} when they hold none. */
+    /** At least the largest key in {@code leaf}'s basements and its last pivot, or {@code null} when it has neither. */
     byte[] maxKey(LeafNode leaf) {
+        byte[] held = maxHeld(leaf);
+        // The last basement takes the sequential path's keys: at least its lower bound, though
+        // deletes, range deletes and expiry may have emptied it.
+        byte[] lastPivot = leaf.pivots.isEmpty() ? null : leaf.pivots.get(leaf.pivots.size() - 1);
+        return held == null || lastPivot != null && Keys.compare(lastPivot, held) > 0 ? lastPivot : held;
+    }
+
+    private byte[] maxHeld(LeafNode leaf) {
         for (int b = leaf.basements.size() - 1; b >= 0; b--) {
             if (leaf.basementBytes.get(b) <= EMPTY_BASEMENT) {
                 continue;

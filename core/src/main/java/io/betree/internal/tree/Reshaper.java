@@ -161,9 +161,7 @@ final class Reshaper {
                         partition.keepResident(false);
                         // The parent's messages are newer than every message here, range ones too.
                         if (rangesHere) {
-                            for (RangeMessage part : ranges.get(child)) {
-                                partition.buffer().appendRange(part);
-                            }
+                            partition.buffer().appendRanges(ranges.get(child));
                         }
                         partition.buffer().appendRun(batch, k, ends[child]);
                     } finally {
@@ -397,9 +395,7 @@ final class Reshaper {
                             : old.count();
                     MessageBuffer part = new MessageBuffer(store.memory());
                     if (ranges != null) {
-                        for (RangeMessage r : ranges.get(k)) {
-                            part.appendRange(r);
-                        }
+                        part.appendRanges(ranges.get(k));
                     }
                     part.appendRun(old, from, end);
                     parts.add(part);
@@ -551,7 +547,7 @@ final class Reshaper {
 
     // ---- inspection ----
 
-    /** The largest key held anywhere under block {@code block}, in entries or messages. */
+    /** At least the largest key held or pending under block {@code block}, and the last pivot on its rightmost path. */
     byte[] maxKey(long block) {
         CacheEntry node = store.pinNode(block);
         try {
@@ -561,11 +557,23 @@ final class Reshaper {
         }
     }
 
+    /**
+     * At least the largest key under {@code node}, and at least its last pivot: the sequential path
+     * appends a key beyond it to the rightmost leaf, so it must not be below the key range of that
+     * leaf, which deletes, range deletes and expiry may have left empty.
+     */
     private byte[] maxKeyUnder(CacheEntry node) {
         if (node instanceof LeafNode) {
             return leaves.maxKey((LeafNode) node);
         }
         InternalNode in = (InternalNode) node;
+        byte[] lastPivot = in.pivots.isEmpty() ? null : in.pivots.get(in.pivots.size() - 1);
+        byte[] held = maxHeldUnder(in);
+        return held == null || lastPivot != null && Keys.compare(lastPivot, held) > 0 ? lastPivot : held;
+    }
+
+    /** The largest key held or pending under {@code in}, by {@link #maxKeyUnder} of its children. */
+    private byte[] maxHeldUnder(InternalNode in) {
         for (int j = in.children.size() - 1; j >= 0; j--) {
             byte[] fromBuffer = null;
             BufferPartition partition = store.pinBufferIfAny(in, j);
