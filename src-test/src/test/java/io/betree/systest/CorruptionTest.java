@@ -545,6 +545,8 @@ class CorruptionTest {
         "leaf with no basements",
         "leaf pointing at itself as a basement",
         "leaf pointing at a block that does not exist",
+        "leaf head whose checksum does not match",
+        "leaf head longer than its block",
         "internal node of height 0",
         "internal node whose child is a basement",
         "internal node whose child does not exist",
@@ -562,7 +564,7 @@ class CorruptionTest {
         Path dir = copy("crafted");
         Path file = dataFile(dir);
         DataFileLayout.Block basement = firstUncompressed('B');
-        DataFileLayout.Block leaf = firstUncompressed('L');
+        DataFileLayout.Block leaf = firstUncompressed('P');
         DataFileLayout.Block internal = firstUncompressed('I');
         switch (damage) {
             case "basement with an impossible entry count" ->
@@ -570,11 +572,15 @@ class CorruptionTest {
             case "basement entry whose key runs past the end" ->
                     rewritePayload(file, basement, p -> p.putInt(7, Integer.MAX_VALUE - 3));
             case "unknown node tag" -> rewritePayload(file, leaf, p -> p.put(0, (byte) 'X'));
-            case "leaf with no basements" -> rewritePayload(file, leaf, p -> p.putInt(1, 0));
+            // A leaf's head: basement count (4 bytes at 13), then the first basement's block (8 at 17).
+            case "leaf with no basements" -> rewritePayload(file, leaf, leafHead(p -> p.putInt(13, 0)));
             case "leaf pointing at itself as a basement" ->
-                    rewritePayload(file, leaf, p -> p.putLong(5, leaf.number()));
+                    rewritePayload(file, leaf, leafHead(p -> p.putLong(17, leaf.number())));
             case "leaf pointing at a block that does not exist" ->
-                    rewritePayload(file, leaf, p -> p.putLong(5, MISSING_BLOCK));
+                    rewritePayload(file, leaf, leafHead(p -> p.putLong(17, MISSING_BLOCK)));
+            case "leaf head whose checksum does not match" ->
+                    rewritePayload(file, leaf, p -> p.putLong(17, p.getLong(17) ^ 1));
+            case "leaf head longer than its block" -> rewritePayload(file, leaf, p -> p.putInt(1, 1 << 30));
             case "internal node of height 0" -> rewritePayload(file, internal, p -> p.put(1, (byte) 0));
             case "internal node whose child is a basement" ->
                     rewritePayload(file, internal, p -> p.putLong(6, basement.number()));
@@ -622,16 +628,16 @@ class CorruptionTest {
         assertTrue(outcome.contains(file.toString()), damage + ": message does not name the file: " + outcome);
     }
 
-    /**
-     * Where a leaf payload's first key filter starts: after the tag (1), the basement count n (4),
-     * n basement records (12 each) and n - 1 pivots (length 2, then the key).
-     */
+    /** Where a leaf payload's first key filter starts: after the 13 bytes before its head, and the head. */
     private static int firstFilter(ByteBuffer leaf) {
-        int n = leaf.getInt(1);
-        int off = 5 + n * 12;
-        for (int i = 0; i < n - 1; i++) {
-            off += 2 + (leaf.getShort(off) & 0xffff);
-        }
-        return off;
+        return 13 + leaf.getInt(1);
+    }
+
+    /** {@code edit} of a leaf's head, then the head's CRC made right again, so that the edit reaches the parser. */
+    private static java.util.function.Consumer<ByteBuffer> leafHead(java.util.function.Consumer<ByteBuffer> edit) {
+        return p -> {
+            edit.accept(p);
+            DataFileLayout.fixLeafHeadCrc(p);
+        };
     }
 }

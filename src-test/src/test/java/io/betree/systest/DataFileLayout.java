@@ -154,6 +154,18 @@ final class DataFileLayout {
         buf.putInt(28, (int) crc.getValue());
     }
 
+    /**
+     * Recomputes the CRC of the head of the leaf whose payload {@code leaf} holds (big-endian, tag
+     * {@code 'P'} at 0): over the head's bytes, which follow the tag, head length, filters length
+     * and the CRC itself (at 9).
+     */
+    static void fixLeafHeadCrc(ByteBuffer leaf) {
+        int headLength = leaf.getInt(1);
+        CRC32C crc = new CRC32C();
+        crc.update(leaf.duplicate().position(13).limit(13 + headLength));
+        leaf.putInt(9, (int) crc.getValue());
+    }
+
     /** Recomputes the CRC of a 128-byte header slot image. */
     static void fixHeaderCrc(byte[] header) {
         ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).putInt(HEADER_SIZE - 4,

@@ -172,8 +172,9 @@ public final class LeakWorkload {
             } else if (tag == 'M' && payload.remaining() > 1 + 23) {
                 // The first message's value runs past the end of the buffer.
                 payload.putInt(20, Integer.MAX_VALUE - 3);
-            } else if (tag == 'L') {
-                payload.putInt(1, -5); // an impossible basement count
+            } else if (tag == 'P') {
+                payload.putInt(13, -5); // an impossible basement count
+                DataFileLayout.fixLeafHeadCrc(payload);
             } else {
                 continue;
             }

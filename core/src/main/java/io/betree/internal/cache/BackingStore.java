@@ -23,6 +23,20 @@ public interface BackingStore {
     ByteBuf fetch(long blockNumber);
 
     /**
+     * At least the first {@code bytes} of block {@code blockNumber}'s contents, into a fresh buffer
+     * the caller owns: exactly those bytes when the store can read a part of the block (one stored
+     * uncompressed and longer), unchecked by the block's own checksum, which covers it whole;
+     * otherwise the whole block, as {@link #fetch} reads it. A store that cannot read parts
+     * returns the whole block, as this default does. The caller checks what it uses of a part.
+     *
+     * @throws io.betree.internal.fault.CorruptionException if the block is damaged or does not exist
+     * @throws io.betree.internal.fault.BetreeIOException if reading fails
+     */
+    default ByteBuf fetchPrefix(long blockNumber, int bytes) {
+        return fetch(blockNumber);
+    }
+
+    /**
      * Stores {@code image} (readable bytes, not consumed; the caller releases it) as the current
      * version of {@code blockNumber}, compressed with {@code codec}.
      *

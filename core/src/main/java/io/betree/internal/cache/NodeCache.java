@@ -102,6 +102,24 @@ public final class NodeCache {
         return insertOrPinRaced(loader.load(blockNumber, store.fetch(blockNumber)), type);
     }
 
+    /**
+     * As {@link #pin}, but a block fetched from the backing store is read only in part where the
+     * store can ({@link BackingStore#fetchPrefix}): the loader gets at least its first
+     * {@code prefixBytes} and makes what it can of them (a leaf's basement list, without its key
+     * filters).
+     *
+     * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
+     */
+    public <E extends CacheEntry> E pinReadingPrefix(long blockNumber, int prefixBytes, Class<E> type,
+            EntryLoader<E> loader) {
+        E cached = pinCached(blockNumber, type);
+        if (cached != null) {
+            return cached;
+        }
+        misses.incrementAndGet();
+        return insertOrPinRaced(loader.load(blockNumber, store.fetchPrefix(blockNumber, prefixBytes)), type);
+    }
+
     /** Whether the entry of {@code blockNumber} is in the cache now. Lock-free. */
     public boolean isCached(long blockNumber) {
         return entries.contains(blockNumber);

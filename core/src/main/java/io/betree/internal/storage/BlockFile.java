@@ -58,6 +58,9 @@ public final class BlockFile implements Closeable {
     static final String CREATING_SUFFIX = ".creating";
 
     /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
+    /** Bytes in front of every stored block's payload: what a {@link #readPrefix} of n bytes reads beyond n. */
+    public static final int BLOCK_HEADER_BYTES = BlockHeader.SIZE;
+
     private static final int READ_RETRIES = 8;
 
     /** Bytes of blocks written after which a background sync of the file starts (see {@link BackgroundSyncs}). */
@@ -288,7 +291,30 @@ public final class BlockFile implements Closeable {
      * @throws IOException if reading fails
      */
     public ByteBuffer read(long blockNumber, IntFunction<ByteBuffer> allocator) throws IOException {
+        return readPrefix(blockNumber, Integer.MAX_VALUE, allocator);
+    }
+
+    /**
+     * Reads the first {@code prefixBytes} of the payload of {@code blockNumber} when the block is
+     * stored uncompressed and longer than that: one read of its header and those bytes, the
+     * header's fields verified but not the block's CRC, which covers the whole payload (the caller
+     * checks what it takes with a checksum of its own). A block stored compressed, or no longer,
+     * is read, verified and decompressed whole, as {@link #read} does. The allocator is called
+     * with the length of what is returned.
+     *
+     * @return the allocator's buffer, flipped: exactly {@code prefixBytes} bytes of a longer
+     *     payload, or the whole payload
+     * @throws IllegalArgumentException if the number is not allocated or was never written, or
+     *     {@code prefixBytes} is not positive
+     * @throws CorruptionException if the header, or a block read whole, is damaged
+     * @throws IOException if reading fails
+     */
+    public ByteBuffer readPrefix(long blockNumber, int prefixBytes, IntFunction<ByteBuffer> allocator)
+            throws IOException {
         Objects.requireNonNull(allocator, "allocator");
+        if (prefixBytes <= 0) {
+            throw new IllegalArgumentException("prefix of " + prefixBytes + " bytes");
+        }
         checkOpen();
         for (int attempt = 0; ; attempt++) {
             TableSet.Location location = tables.location(blockNumber);
@@ -300,13 +326,23 @@ public final class BlockFile implements Closeable {
             if (offset == TranslationTable.UNWRITTEN) {
                 throw new IllegalArgumentException("block " + blockNumber + " has not been written in " + path);
             }
-            ByteBuffer raw = ScratchBuffers.take(diskLength).limit(diskLength);
+            int first = (int) Math.min(diskLength, (long) BlockHeader.SIZE + prefixBytes);
+            ByteBuffer raw = ScratchBuffers.take(diskLength).limit(first);
             try {
                 String problem = null;
                 Throwable cause = null;
                 BlockHeader.Fields fields = null;
                 try {
                     file.readFully(raw, offset);
+                    fields = BlockHeader.verifyFields(raw, diskLength, blockNumber);
+                    if (fields.codecId() == 0 && first < diskLength) {
+                        ByteBuffer out = allocator.apply(prefixBytes);
+                        out.put(raw.duplicate().limit(first).position(BlockHeader.SIZE));
+                        return out.flip();
+                    }
+                    if (first < diskLength) {
+                        file.readFully(raw.limit(diskLength).position(first), offset + first);
+                    }
                     fields = BlockHeader.verify(raw, diskLength, blockNumber);
                 } catch (EOFException e) {
                     problem = "the file ends inside the block";

@@ -73,6 +73,25 @@ final class BlockHeader {
      */
     static Fields verify(ByteBuffer block, int diskLength, long expectedBlockNumber)
             throws InvalidDataException {
+        Fields fields = verifyFields(block, diskLength, expectedBlockNumber);
+        int storedCrc = block.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(CRC_OFFSET);
+        int actualCrc = crc(block, fields.storedLength());
+        if (storedCrc != actualCrc) {
+            throw new InvalidDataException(String.format("checksum mismatch: stored 0x%08x, computed 0x%08x",
+                    storedCrc, actualCrc));
+        }
+        return fields;
+    }
+
+    /**
+     * Validates the header alone, held in {@code block}[0, 32), of a block of {@code diskLength}
+     * bytes read for {@code expectedBlockNumber}: every check of {@link #verify} but the CRC, which
+     * needs the whole payload.
+     *
+     * @throws InvalidDataException with a description of the first problem found
+     */
+    static Fields verifyFields(ByteBuffer block, int diskLength, long expectedBlockNumber)
+            throws InvalidDataException {
         ByteBuffer buf = block.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         if (diskLength < SIZE) {
             throw new InvalidDataException("block length " + diskLength + " shorter than its header");
@@ -102,12 +121,6 @@ final class BlockHeader {
         if (codecId == 0 && stored != uncompressed) {
             throw new InvalidDataException("uncompressed block with stored length " + stored
                     + " and uncompressed length " + uncompressed);
-        }
-        int storedCrc = buf.getInt(CRC_OFFSET);
-        int actualCrc = crc(block, stored);
-        if (storedCrc != actualCrc) {
-            throw new InvalidDataException(String.format("checksum mismatch: stored 0x%08x, computed 0x%08x",
-                    storedCrc, actualCrc));
         }
         return new Fields(codecId, uncompressed, stored);
     }

@@ -30,19 +30,21 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
      * Format version written by this code. Version 2 stored the message buffers of internal nodes
      * as blocks of their own; version 3 adds a key filter per basement to each leaf; version 4 lets
      * a key filter have several parts; version 5 lets message buffers hold updates (message type 3);
-     * version 6 range messages (types 4 and 5, range updates and range deletes).
+     * version 6 range messages (types 4 and 5, range updates and range deletes); version 7 stores a
+     * leaf with a head of its own, checksummed, that a read can fetch without the leaf's filters
+     * (tag 'P').
      */
-    static final int FORMAT_VERSION = 6;
+    static final int FORMAT_VERSION = 7;
 
     /**
-     * The oldest format version this code reads: versions 4 and 5 are version 6 without range
-     * messages (and 4 without updates), a version 3 file one whose filters each have one part
-     * besides; their header says 6 from their first checkpoint here on. Files of older versions are
-     * refused by name.
+     * The oldest format version this code reads: version 6 is version 7 with leaves of the older
+     * form (tag 'L', read whole), versions 4 and 5 besides without range messages (and 4 without
+     * updates), a version 3 file one whose filters each have one part besides; their header says 7
+     * from their first checkpoint here on. Files of older versions are refused by name.
      */
     static final int OLDEST_READABLE_VERSION = 3;
 
-    /** Bytes of a header (versions 1 to 6), CRC included. */
+    /** Bytes of a header (versions 1 to 7), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;

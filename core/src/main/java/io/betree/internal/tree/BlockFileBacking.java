@@ -27,10 +27,15 @@ public final class BlockFileBacking implements BackingStore {
 
     @Override
     public ByteBuf fetch(long blockNumber) {
+        return fetchPrefix(blockNumber, Integer.MAX_VALUE);
+    }
+
+    @Override
+    public ByteBuf fetchPrefix(long blockNumber, int bytes) {
         ByteBuf[] holder = new ByteBuf[1];
         int[] length = new int[1];
         try {
-            file.read(blockNumber, size -> {
+            file.readPrefix(blockNumber, bytes, size -> {
                 holder[0] = memory.allocate(size);
                 length[0] = size;
                 return holder[0].nioBuffer(0, size);

@@ -1,11 +1,14 @@
 package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.compression.NoneCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.CRC32C;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -14,23 +17,34 @@ import java.util.concurrent.locks.ReentrantLock;
  * on their own; the filters stay with the leaf, so a point read of a key that a basement lacks
  * usually ends here.
  *
- * <p>On-disk form: tag {@code 'L'}, basement count (4 bytes), per basement its block number (8) and
- * size (4), then count-1 pivots as key length (2) and key bytes, then per basement its
- * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold.
+ * <p>On-disk form (docs/format.md): tag {@code 'P'}, the head's length (4), the filters' length (4)
+ * and the head's CRC32C (4), then the head: basement count (4), per basement its block number (8)
+ * and size (4), then count-1 pivots as key length (2) and key bytes; then per basement its
+ * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold. The
+ * block is stored uncompressed (the filters are random bits), so a read that needs no filters (a
+ * scan, a hit) fetches the first few KB, checked by the head's own CRC, instead of some 100 KB
+ * ({@link #readHead}). Leaves of format versions before 7 ({@link #TAG_WHOLE}) have no head
+ * length or CRC, and are read whole.
  *
  * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
  * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
- * list, which every read of the leaf needs; they are read back from the leaf's block when next
- * needed ({@link #filtersHeld}, {@link FilterSource}), by any method here that uses them.
+ * list, which every read of the leaf needs; a leaf read by its head alone starts shed. Shed filters
+ * are read back from the leaf's block when next needed ({@link #filtersHeld}, {@link FilterSource}),
+ * by any method here that uses them.
  *
  * <p>The lists are read directly; they change only through the methods here, which keep a basement's
  * block, size and filter together. Not thread-safe, except that readers sharing the leaf's latch may
  * read shed filters back at once: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
-    static final byte TAG = 'L';
+    static final byte TAG = 'P';
+    /** The tag of leaves stored by format versions before 7: no head length or CRC; still read. */
+    static final byte TAG_WHOLE = 'L';
+    /** Bytes in front of a stored leaf's head: tag, head length, filters length, head CRC. */
+    private static final int HEAD_START = 13;
+    /** Leaves are stored as they are: the filters that fill them do not compress, and the head is read alone. */
+    private static final BlockCompressor STORED_RAW = Compressors.forId(NoneCompressor.ID);
 
-    private final BlockCompressor codec;
     private final NodeMemory memory;
     final List<byte[]> pivots;
     final List<Long> basements;
@@ -56,10 +70,9 @@ final class LeafNode extends CacheEntry {
         void grew(LeafNode leaf);
     }
 
-    LeafNode(long blockNumber, BlockCompressor codec, NodeMemory memory, FilterSource source, List<byte[]> pivots,
-            List<Long> basements, List<Integer> sizes, List<KeyFilter> filters) {
+    LeafNode(long blockNumber, NodeMemory memory, FilterSource source, List<byte[]> pivots, List<Long> basements,
+            List<Integer> sizes, List<KeyFilter> filters) {
         super(blockNumber);
-        this.codec = codec;
         this.memory = memory;
         this.source = source;
         this.pivots = pivots;
@@ -69,13 +82,37 @@ final class LeafNode extends CacheEntry {
     }
 
     /**
-     * Parses a stored leaf from {@code in}, which it takes: the filters go on using its bytes (the
-     * leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException} or
-     * IndexOutOfBounds on bad bytes.
+     * Parses a whole stored leaf from {@code in}, which it takes: the filters go on using its bytes
+     * (the leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException}
+     * or IndexOutOfBounds on bad bytes.
      */
-    static LeafNode read(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory, FilterSource source) {
+    static LeafNode read(long blockNumber, ByteBuf in, NodeMemory memory, FilterSource source) {
         try {
-            LeafNode leaf = parse(blockNumber, in, codec, memory, source);
+            List<byte[]> pivots = new ArrayList<>();
+            List<Long> blocks = new ArrayList<>();
+            List<Integer> sizes = new ArrayList<>();
+            byte tag = in.readByte();
+            if (tag == TAG) {
+                int headLength = checkedHeadLength(in);
+                int filtersLength = in.getInt(in.readerIndex() - 8);
+                if (filtersLength != in.readableBytes() - headLength) {
+                    throw new IllegalArgumentException("leaf's filters take " + (in.readableBytes() - headLength)
+                            + " bytes, its head says " + filtersLength);
+                }
+                readHeadFields(in.readSlice(headLength), pivots, blocks, sizes, true);
+            } else if (tag == TAG_WHOLE) {
+                readHeadFields(in, pivots, blocks, sizes, false);
+            } else {
+                throw new IllegalArgumentException("not a leaf node");
+            }
+            List<KeyFilter> filters = new ArrayList<>(blocks.size());
+            for (int i = 0; i < blocks.size(); i++) {
+                filters.add(KeyFilter.read(memory, in));
+            }
+            if (in.isReadable()) {
+                throw new IllegalArgumentException("trailing bytes after leaf node");
+            }
+            LeafNode leaf = new LeafNode(blockNumber, memory, source, pivots, blocks, sizes, filters);
             leaf.image = in;
             return leaf;
         } catch (RuntimeException e) {
@@ -84,22 +121,71 @@ final class LeafNode extends CacheEntry {
         }
     }
 
-    private static LeafNode parse(long blockNumber, ByteBuf in, BlockCompressor codec, NodeMemory memory,
-            FilterSource source) {
-        if (in.readByte() != TAG) {
-            throw new IllegalArgumentException("not a leaf node");
+    /**
+     * Parses the head of a stored leaf from {@code in}, the first bytes of its block (or all of it),
+     * which it releases: the leaf, its filters shed, or null when {@code in} is not the head of a
+     * leaf of this format or ends inside the head (the caller reads the block whole). Throws
+     * {@link IllegalArgumentException} or IndexOutOfBounds on bad bytes.
+     */
+    static LeafNode readHead(long blockNumber, ByteBuf in, NodeMemory memory, FilterSource source) {
+        try {
+            if (in.readableBytes() < HEAD_START || in.readByte() != TAG) {
+                return null;
+            }
+            int headLength = in.getInt(in.readerIndex());
+            if (headLength < 0 || headLength > in.readableBytes() - 12) {
+                return null;
+            }
+            checkedHeadLength(in);
+            List<byte[]> pivots = new ArrayList<>();
+            List<Long> blocks = new ArrayList<>();
+            List<Integer> sizes = new ArrayList<>();
+            readHeadFields(in.readSlice(headLength), pivots, blocks, sizes, true);
+            LeafNode leaf = new LeafNode(blockNumber, memory, source, pivots, blocks, sizes, new ArrayList<>());
+            leaf.shed = true;
+            return leaf;
+        } finally {
+            memory.release(in);
         }
+    }
+
+    /**
+     * Reads the head length, filters length and CRC that follow a leaf's tag, checks the CRC over
+     * the head that follows them in {@code in}, and returns the head's length; {@code in} is left
+     * at the head.
+     */
+    private static int checkedHeadLength(ByteBuf in) {
+        int headLength = in.readInt();
+        int filtersLength = in.readInt();
+        int crc = in.readInt();
+        if (headLength < 4 || headLength > in.readableBytes() || filtersLength < 0) {
+            throw new IllegalArgumentException("impossible leaf head of " + headLength + " bytes (filters "
+                    + filtersLength + ") in " + in.readableBytes());
+        }
+        CRC32C actual = new CRC32C();
+        actual.update(in.nioBuffer(in.readerIndex(), headLength));
+        if ((int) actual.getValue() != crc) {
+            throw new IllegalArgumentException(String.format("leaf head checksum mismatch: stored 0x%08x, computed 0x%08x",
+                    crc, (int) actual.getValue()));
+        }
+        return headLength;
+    }
+
+    /**
+     * Reads basement count, basements and pivots from {@code in} into the lists; {@code whole} when
+     * {@code in} holds exactly them (a head), else it holds the filters too.
+     */
+    private static void readHeadFields(ByteBuf in, List<byte[]> pivots, List<Long> blocks, List<Integer> sizes,
+            boolean whole) {
         int n = in.readInt();
-        if (n < 1 || n > in.readableBytes() / 21) {
+        // Each basement takes 12 bytes here and, in a whole leaf of the old form, 9 or more of filter.
+        if (n < 1 || n > in.readableBytes() / (whole ? 12 : 21)) {
             throw new IllegalArgumentException("impossible basement count " + n);
         }
-        List<Long> blocks = new ArrayList<>(n);
-        List<Integer> sizes = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             blocks.add(in.readLong());
             sizes.add(in.readInt());
         }
-        List<byte[]> pivots = new ArrayList<>(n - 1);
         for (int i = 0; i < n - 1; i++) {
             byte[] k = new byte[in.readUnsignedShort()];
             in.readBytes(k);
@@ -108,14 +194,9 @@ final class LeafNode extends CacheEntry {
             }
             pivots.add(k);
         }
-        List<KeyFilter> filters = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            filters.add(KeyFilter.read(memory, in));
+        if (whole && in.isReadable()) {
+            throw new IllegalArgumentException("trailing bytes after the leaf's head");
         }
-        if (in.isReadable()) {
-            throw new IllegalArgumentException("trailing bytes after leaf node");
-        }
-        return new LeafNode(blockNumber, codec, memory, source, pivots, blocks, sizes, filters);
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -305,7 +386,7 @@ final class LeafNode extends CacheEntry {
 
     @Override
     public BlockCompressor compressor() {
-        return codec;
+        return STORED_RAW;
     }
 
     /**
@@ -327,7 +408,7 @@ final class LeafNode extends CacheEntry {
     @Override
     public int serializedSizeBound() {
         holdFilters(); // a shed leaf is clean and not written back; a checkpoint may still ask
-        int size = 5 + basements.size() * 12;
+        int size = HEAD_START + 4 + basements.size() * 12;
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
@@ -340,16 +421,24 @@ final class LeafNode extends CacheEntry {
     @Override
     public void serialize(ByteBuf out) {
         holdFilters();
-        out.writeByte(TAG).writeInt(basements.size());
+        int start = out.writerIndex();
+        out.writeByte(TAG).writeZero(HEAD_START - 1);
+        int head = out.writerIndex();
+        out.writeInt(basements.size());
         for (int i = 0; i < basements.size(); i++) {
             out.writeLong(basements.get(i)).writeInt(basementBytes.get(i));
         }
         for (byte[] p : pivots) {
             out.writeShort(p.length).writeBytes(p);
         }
+        int headEnd = out.writerIndex();
         for (KeyFilter f : filters) {
             f.write(out);
         }
+        CRC32C crc = new CRC32C();
+        crc.update(out.nioBuffer(head, headEnd - head));
+        out.setInt(start + 1, headEnd - head).setInt(start + 5, out.writerIndex() - headEnd)
+                .setInt(start + 9, (int) crc.getValue());
     }
 
     @Override

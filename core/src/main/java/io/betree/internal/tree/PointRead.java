@@ -75,7 +75,7 @@ final class PointRead {
         try {
             CacheEntry node;
             try {
-                node = store.pinChild(root, i);
+                node = pinOnPath(root, i);
             } finally {
                 store.unpin(root, false);
             }
@@ -110,7 +110,7 @@ final class PointRead {
                 if (found != PendingUpdates.NOT_FOUND) {
                     return pending.over(found);
                 }
-                CacheEntry next = store.pinChild(in, i);
+                CacheEntry next = pinOnPath(in, i);
                 store.unpin(node, false);
                 node = next;
             }
@@ -133,6 +133,14 @@ final class PointRead {
         } finally {
             store.unpin(node, false);
         }
+    }
+
+    /**
+     * Pins child {@code i} of {@code parent}: a leaf not cached is read by its head alone unless
+     * misses are common, when its filters are read with it (one read of the block instead of two).
+     */
+    private CacheEntry pinOnPath(InternalNode parent, int i) {
+        return misses.common() ? store.pinChild(parent, i) : store.pinChildForRead(parent, i);
     }
 
     /**

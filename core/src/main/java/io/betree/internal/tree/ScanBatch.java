@@ -94,7 +94,7 @@ public final class ScanBatch {
                     path.add(partition);
                     buffers.add(partition.buffer());
                 }
-                node = store.pinChild(in, i);
+                node = store.pinChildForRead(in, i); // a scan needs no key filters
                 path.add(node);
             }
             LeafNode leaf = (LeafNode) node;

@@ -100,6 +100,46 @@ class BlockFileTest {
     }
 
     @Test
+    void aPrefixReadTakesThePartOfARawBlockItAsksForAndWholeBlocksOtherwise() throws IOException {
+        BlockCompressor lz4 = Compressors.create("lz4");
+        try (BlockFile f = BlockFile.open(ENV, file())) {
+            long raw = f.allocateBlockNumber();
+            byte[] rawData = payload(1, 50_000, false);
+            f.write(raw, ByteBuffer.wrap(rawData), lz4); // random bytes: stored raw
+            long packed = f.allocateBlockNumber();
+            byte[] packedData = payload(2, 50_000, true);
+            f.write(packed, ByteBuffer.wrap(packedData), lz4);
+            long small = f.allocateBlockNumber();
+            byte[] smallData = payload(3, 1_000, false);
+            f.write(small, ByteBuffer.wrap(smallData), NONE);
+            f.checkpoint(null);
+
+            assertArrayEquals(java.util.Arrays.copyOf(rawData, 8_000), prefix(f, raw, 8_000));
+            assertArrayEquals(packedData, prefix(f, packed, 8_000), "a compressed block is read whole");
+            assertArrayEquals(smallData, prefix(f, small, 8_000), "a block no longer than the prefix is read whole");
+            assertArrayEquals(rawData, prefix(f, raw, Integer.MAX_VALUE));
+            assertThrows(IllegalArgumentException.class, () -> f.readPrefix(raw, 0, ByteBuffer::allocate));
+            assertThrows(IllegalArgumentException.class,
+                    () -> f.readPrefix(f.allocateBlockNumber(), 100, ByteBuffer::allocate));
+
+            // Damage past the prefix goes unseen by the prefix (its reader checks what it takes),
+            // not by a whole read; damage to the header is seen by both.
+            StorageTestSupport.flipByte(file(), f.blockOffset(raw) + BlockHeader.SIZE + 20_000);
+            assertArrayEquals(java.util.Arrays.copyOf(rawData, 8_000), prefix(f, raw, 8_000));
+            assertThrows(io.betree.internal.fault.CorruptionException.class, () -> read(f, raw));
+            StorageTestSupport.flipByte(file(), f.blockOffset(raw) + 8);
+            assertThrows(io.betree.internal.fault.CorruptionException.class, () -> prefix(f, raw, 8_000));
+        }
+    }
+
+    private static byte[] prefix(BlockFile f, long block, int bytes) throws IOException {
+        ByteBuffer buf = f.readPrefix(block, bytes, ByteBuffer::allocate);
+        byte[] out = new byte[buf.remaining()];
+        buf.get(out);
+        return out;
+    }
+
+    @Test
     void payloadBufferIsLeftUntouchedAndSlicesWork() throws IOException {
         try (BlockFile f = BlockFile.open(ENV, file())) {
             long b = f.allocateBlockNumber();

@@ -21,6 +21,11 @@ class ForwardingBackingStore implements BackingStore {
     }
 
     @Override
+    public ByteBuf fetchPrefix(long blockNumber, int bytes) {
+        return delegate.fetchPrefix(blockNumber, bytes);
+    }
+
+    @Override
     public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
         delegate.writeBack(blockNumber, image, codec);
     }

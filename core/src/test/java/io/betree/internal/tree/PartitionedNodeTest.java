@@ -303,7 +303,15 @@ class PartitionedNodeTest {
 
         @Override
         public ByteBuf fetch(long blockNumber) {
-            ByteBuf data = super.fetch(blockNumber);
+            return recorded(blockNumber, super.fetch(blockNumber));
+        }
+
+        @Override
+        public ByteBuf fetchPrefix(long blockNumber, int bytes) {
+            return recorded(blockNumber, super.fetchPrefix(blockNumber, bytes));
+        }
+
+        private ByteBuf recorded(long blockNumber, ByteBuf data) {
             synchronized (fetched) {
                 fetched.add(new long[] {blockNumber, data.getByte(data.readerIndex())});
             }

@@ -106,6 +106,14 @@ class SmallCacheTest {
                     }
                     return super.fetch(blockNumber);
                 }
+
+                @Override
+                public io.netty.buffer.ByteBuf fetchPrefix(long blockNumber, int bytes) {
+                    if (Thread.currentThread() == writer) {
+                        writerReads.incrementAndGet();
+                    }
+                    return super.fetchPrefix(blockNumber, bytes);
+                }
             };
             NodeCache cache = new NodeCache(counting, memory, 8L << 20);
             try {

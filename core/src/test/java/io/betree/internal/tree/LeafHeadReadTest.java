@@ -1,0 +1,276 @@
+package io.betree.internal.tree;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.internal.cache.NodeCache;
+import io.betree.internal.fault.CorruptionException;
+import io.betree.internal.fault.FailureListener;
+import io.betree.internal.memory.NodeMemory;
+import io.betree.internal.storage.BlockFile;
+import io.betree.internal.storage.StorageEnv;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Leaves read by their head alone ({@link LeafNode#readHead}) over a real block file: a tree is
+ * written and checkpointed, then opened again over an empty cache, where scans and hits fetch a
+ * few KB of each leaf instead of its block, misses read the filters back, and every answer is the
+ * model's. Leaves of the older form (tag 'L', compressed or raw) are read whole and written back in
+ * the new one; a head longer than the part read is read whole; a damaged head is a
+ * {@link CorruptionException} naming the file and the block.
+ */
+class LeafHeadReadTest {
+    /** 1 MiB nodes of 4 KiB basements: leaves of some 250 basements, blocks of 20-30 KB. */
+    private static final TreeConfig CONFIG = new TreeConfig(1 << 20, 4 << 10, 4, Compressors.create("lz4"));
+
+    @TempDir
+    Path dir;
+
+    private final NodeMemory memory = new NodeMemory();
+    private BlockFile file;
+    private final List<NodeCache> caches = new ArrayList<>();
+    private final TreeMap<byte[], byte[]> model = new TreeMap<>(Keys::compare);
+    private final Random rnd = new Random(20261128);
+    private long msn;
+
+    @AfterEach
+    void release() throws IOException {
+        for (NodeCache c : caches) {
+            c.releaseAll();
+        }
+        if (file != null) {
+            file.close();
+        }
+        assertEquals(0, memory.used(), "off-heap bytes left");
+    }
+
+    /** The block file behind a cache, counting whole reads and prefix reads of each tag. */
+    private static final class CountingBacking extends ForwardingBackingStore {
+        final Map<Character, Integer> whole = new TreeMap<>();
+        final Map<Character, Integer> prefixes = new TreeMap<>();
+
+        CountingBacking(BlockFileBacking real) {
+            super(real);
+        }
+
+        @Override
+        public ByteBuf fetch(long blockNumber) {
+            return counted(whole, super.fetch(blockNumber));
+        }
+
+        @Override
+        public ByteBuf fetchPrefix(long blockNumber, int bytes) {
+            ByteBuf data = super.fetchPrefix(blockNumber, bytes);
+            return counted(data.readableBytes() == bytes ? prefixes : whole, data);
+        }
+
+        private static ByteBuf counted(Map<Character, Integer> counts, ByteBuf data) {
+            synchronized (counts) {
+                counts.merge((char) data.getByte(data.readerIndex()), 1, Integer::sum);
+            }
+            return data;
+        }
+    }
+
+    private CountingBacking backing;
+
+    /** A tree of {@code rows} random keys of {@code keyBytes} bytes, flushed and checkpointed; its stored root. */
+    private long writeTree(int rows, int keyBytes) throws IOException {
+        file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
+        NodeCache cache = cache();
+        BeTree tree = BeTree.create(cache, file, CONFIG, () -> msn, FailureListener.IGNORE);
+        for (int i = 0; i < rows; i++) {
+            byte[] key = new byte[keyBytes];
+            rnd.nextBytes(key);
+            byte[] value = new byte[20 + rnd.nextInt(40)];
+            rnd.nextBytes(value);
+            tree.write(MessageType.PUT, key, value, ++msn);
+            model.put(key, value);
+        }
+        long root = settle(tree, cache);
+        tree.close();
+        return root;
+    }
+
+    private NodeCache cache() {
+        backing = new CountingBacking(new BlockFileBacking(file, memory));
+        NodeCache cache = new NodeCache(backing, memory, 64L << 20);
+        caches.add(cache);
+        return cache;
+    }
+
+    /**
+     * Flushes until the root is within its size and checkpoints; returns the root the checkpoint
+     * holds (a background flush may split the root after it, in memory: the cache is large enough
+     * that nothing is written back).
+     */
+    private long settle(BeTree tree, NodeCache cache) throws IOException {
+        while (tree.flushStep()) {
+            // until the root is within its size
+        }
+        long root = BeTree.whileUnchanged(List.of(tree), () -> {
+            cache.beginCheckpoint(file::beginCheckpoint);
+            return tree.rootBlock();
+        });
+        cache.writeCheckpointImages();
+        file.finishCheckpoint(null);
+        return root;
+    }
+
+    /** The tree at {@code root} over a new, empty cache. */
+    private BeTree reopen(long root) {
+        return BeTree.open(cache(), file, CONFIG, () -> msn, FailureListener.IGNORE, root);
+    }
+
+    private void assertScanMatchesModel(BeTree tree) {
+        List<byte[]> keys = new ArrayList<>(model.keySet());
+        int next = 0;
+        byte[] from = new byte[0];
+        while (from != null) {
+            ScanBatch b = tree.scanBatch(from, null, msn, null, null);
+            for (int r = 0; r < b.size(); r++) {
+                assertArrayEquals(keys.get(next), b.key(r), "row " + next);
+                assertArrayEquals(model.get(keys.get(next)), b.value(r), "row " + next);
+                next++;
+            }
+            from = b.resumeKey();
+        }
+        assertEquals(keys.size(), next);
+    }
+
+    /** Every stored leaf of the tree at {@code root}: block numbers, read through a fresh cache. */
+    private List<Long> leafBlocks(long root) {
+        BeTree tree = reopen(root);
+        List<Long> leaves = new ArrayList<>();
+        for (long block : BeTree.whileUnchanged(List.of(tree), () -> tree.checkInvariants(file.path()))) {
+            ByteBuf data = new BlockFileBacking(file, memory).fetch(block);
+            byte tag = data.getByte(0);
+            memory.release(data);
+            if (tag == LeafNode.TAG || tag == LeafNode.TAG_WHOLE) {
+                leaves.add(block);
+            }
+        }
+        tree.close();
+        return leaves;
+    }
+
+    @Test
+    void scansAndHitsReadLeavesByTheirHeadAndMissesReadTheirFiltersBack() throws IOException {
+        long root = writeTree(60_000, 8);
+        BeTree tree = reopen(root);
+        assertScanMatchesModel(tree);
+        int heads = backing.prefixes.getOrDefault((char) LeafNode.TAG, 0);
+        assertTrue(heads > 1, "leaves read by their head: " + backing.prefixes + ", whole: " + backing.whole);
+        assertEquals(0, backing.whole.getOrDefault((char) LeafNode.TAG, 0), "no leaf read whole: " + backing.whole);
+
+        // The leaves are cached by their heads: misses read their filters back.
+        NodeCache cache = caches.get(caches.size() - 1);
+        long fetchedAgain = cache.stats().partialFetches();
+        for (int i = 0; i < 2_000; i++) {
+            byte[] k = new byte[8];
+            rnd.nextBytes(k);
+            if (!model.containsKey(k)) {
+                assertNull(tree.get(k, msn));
+            }
+        }
+        assertTrue(cache.stats().partialFetches() > fetchedAgain, "misses read filters back");
+        List<byte[]> keys = new ArrayList<>(model.keySet());
+        for (int i = 0; i < 2_000; i++) {
+            byte[] k = keys.get(rnd.nextInt(keys.size()));
+            assertArrayEquals(model.get(k), tree.get(k, msn));
+        }
+        // Every key is in its basement's filter, as read back from the blocks.
+        BeTree checked = tree;
+        BeTree.whileUnchanged(List.of(checked), () -> checked.checkInvariants(file.path()));
+        tree.close();
+    }
+
+    @Test
+    void leavesOfTheOlderFormReadWholeAndAreWrittenBackInTheNewOne() throws IOException {
+        long root = writeTree(150_000, 8);
+        List<Long> leaves = leafBlocks(root);
+        assertTrue(leaves.size() > 4, "leaves: " + leaves.size());
+        BlockCompressor lz4 = Compressors.create("lz4");
+        BlockCompressor none = Compressors.forId(0);
+        for (int i = 0; i < leaves.size(); i++) {
+            // The older form: tag 'L', then the head and the filters with nothing between. Stored
+            // compressed, as the older code did, or raw, as it did when that was no larger.
+            ByteBuffer stored = file.read(leaves.get(i), ByteBuffer::allocate);
+            ByteBuffer older = ByteBuffer.allocate(stored.remaining() - 12);
+            older.put(LeafNode.TAG_WHOLE).put(stored.position(13)).flip();
+            file.write(leaves.get(i), older, i % 2 == 0 ? lz4 : none);
+        }
+        file.checkpoint(null);
+        assertEquals(leaves, leafBlocks(root));
+
+        BeTree tree = reopen(root);
+        assertScanMatchesModel(tree);
+        assertTrue(backing.whole.getOrDefault((char) LeafNode.TAG_WHOLE, 0) >= leaves.size(),
+                "older leaves read whole: " + backing.whole);
+        // Enough writes to pass the root's size: flushes carry them down to leaves.
+        for (int i = 0; i < 40_000; i++) {
+            byte[] key = new byte[8];
+            rnd.nextBytes(key);
+            byte[] value = new byte[30];
+            tree.write(MessageType.PUT, key, value, ++msn);
+            model.put(key, value);
+        }
+        long newRoot = settle(tree, caches.get(caches.size() - 1));
+        tree.close();
+
+        tree = reopen(newRoot);
+        assertScanMatchesModel(tree);
+        tree.close();
+        // The leaves the writes reached were written back in the new form; the others stay as they were.
+        int newForm = 0;
+        for (long block : leafBlocks(newRoot)) {
+            ByteBuf data = new BlockFileBacking(file, memory).fetch(block);
+            newForm += data.getByte(0) == LeafNode.TAG ? 1 : 0;
+            memory.release(data);
+        }
+        assertTrue(newForm > 0, "no leaf written back in the new form");
+    }
+
+    @Test
+    void aHeadLongerThanThePartReadIsReadWhole() throws IOException {
+        // 200-byte keys: some 250 pivots make a head far past the 8 KB read first.
+        long root = writeTree(20_000, 200);
+        BeTree tree = reopen(root);
+        assertScanMatchesModel(tree);
+        assertTrue(backing.prefixes.getOrDefault((char) LeafNode.TAG, 0) > 0, "heads tried: " + backing.prefixes);
+        assertTrue(backing.whole.getOrDefault((char) LeafNode.TAG, 0) > 0, "then read whole: " + backing.whole);
+        tree.close();
+    }
+
+    @Test
+    void aDamagedHeadIsCorruptionNamingTheFileAndTheBlock() throws IOException {
+        long root = writeTree(40_000, 8);
+        long leaf = leafBlocks(root).get(0);
+        ByteBuffer stored = file.read(leaf, ByteBuffer::allocate);
+        stored.put(20, (byte) (stored.get(20) ^ 1)); // a byte of the first basement's block number
+        file.write(leaf, stored, Compressors.forId(0)); // the block's own CRC is right again
+        file.checkpoint(null);
+        BeTree tree = reopen(root);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> assertScanMatchesModel(tree));
+        assertTrue(e.getMessage().contains(file.path().toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("block " + leaf), e.getMessage());
+        assertTrue(e.getMessage().contains("leaf head checksum mismatch"), e.getMessage());
+        tree.close();
+    }
+}
