@@ -308,8 +308,8 @@ final class NodeStore {
      * leaf's block, or from all of it when the block is shorter or stored compressed.
      */
     private CacheEntry loadLeafHead(long block, ByteBuf data) {
-        if (data.readableBytes() < LEAF_HEAD_READ) {
-            return load(block, data); // the whole block
+        if (data.readableBytes() != LEAF_HEAD_READ) {
+            return load(block, data); // the whole block: a part is exactly what was asked for
         }
         LeafNode leaf;
         try {
