@@ -311,8 +311,14 @@ public final class Basement extends CacheEntry {
                 for (int k = mEnd - 2; !kept && k >= m; k--) {
                     kept = writeMessage(rows, messages, k);
                 }
+                // A row as new as the key's oldest message is its own commit's range message's,
+                // applied just before (RangeMessage: range messages come first in a commit): the
+                // keyed message replaces it, as two versions of one timestamp cannot be ordered.
+                long oldestMsn = messages.msn(messages.sortedOffset(m));
                 for (int p = e; p < eEnd && !kept; p++) {
-                    kept = writeRow(rows, p);
+                    if (rowTs(dataView, offset(p)) != oldestMsn) {
+                        kept = writeRow(rows, p);
+                    }
                 }
                 m = mEnd;
                 e = eEnd;

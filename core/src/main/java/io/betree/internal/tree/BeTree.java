@@ -344,6 +344,11 @@ public final class BeTree {
         return flusher.flushStep(null);
     }
 
+    /** Pushes every message on the path to {@code key} down to its leaf, on the caller's thread. For tests. */
+    void flushPathTo(byte[] key) {
+        flusher.flushStep(key);
+    }
+
     /** The root's size in node sizes, 0 when nothing is buffered in it, the tree is closed or failed. */
     double rootFullness() {
         return closed || failure != null ? 0 : (double) rootBytes / config.nodeSize();

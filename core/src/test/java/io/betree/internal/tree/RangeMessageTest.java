@@ -138,6 +138,36 @@ class RangeMessageTest {
         }
     }
 
+    /**
+     * A commit's range message and its keyed write of a key the range meets reach the leaf in one
+     * flush while a snapshot older than the commit is alive (the commit's own transaction, before
+     * its snapshot ends): the range gives the key a version at the commit's timestamp, and the
+     * keyed write another. Only the keyed write's may stay: two versions of one timestamp break
+     * the newest-first order the tree checker asks for ("versions of a key are not newest
+     * first"), and no snapshot could see the older one.
+     */
+    @Test
+    void aKeyedWriteAndARangeOfOneCommitLeaveOneVersionOfTheKeyInItsLeaf() throws Exception {
+        try (TreeRig rig = new TreeRig(dir, 4L << 20, () -> 0, BasementApplyTest.APPEND)) {
+            BeTree tree = rig.tree;
+            long msn = 0;
+            for (int k = 0; k < 100; k++) {
+                tree.write(MessageType.PUT, key(k), new byte[] {1}, ++msn); // rising: straight to the leaf
+            }
+            long commit = ++msn;
+            tree.writeAll(List.of(new Range(MessageType.RANGE_UPDATE, new byte[0], null, UpdateList.of("append",
+                    new byte[] {9})), new Keyed(MessageType.PUT, key(2), new byte[] {2}),
+                    new Keyed(MessageType.DELETE, key(3), null)), commit);
+            // Down to the leaf: the root's children are leaves. A snapshot at 0 keeps every version.
+            tree.flushPathTo(key(2));
+            assertArrayEquals(new byte[] {2}, tree.get(key(2), commit));
+            assertNull(tree.get(key(3), commit));
+            assertArrayEquals(new byte[] {1, 9}, tree.get(key(4), commit));
+            assertArrayEquals(new byte[] {1}, tree.get(key(2), commit - 1), "an older snapshot sees the older row");
+            BeTree.whileUnchanged(List.of(tree), () -> tree.checkInvariants(rig.file.path()));
+        }
+    }
+
     @Test
     void rangeMessagesSurviveTheStoredFormAndMalformedOnesAreRefused() {
         NodeMemory memory = new NodeMemory();
