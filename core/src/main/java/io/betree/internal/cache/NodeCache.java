@@ -512,6 +512,11 @@ public final class NodeCache {
         budget.leave(this);
     }
 
+    /** Whether {@link #releaseAll} has begun: nothing may be pinned any more. Lock-free. */
+    public boolean released() {
+        return evictor.stopping();
+    }
+
     /** Counters for tests and statistics. */
     public Stats stats() {
         lock.lock();

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -88,6 +89,16 @@ public final class BeTree {
     private final UpdateFunctions functions;
     /** Point reads. */
     private final PointRead reads;
+    /** The {@link Cleaner}'s tick of the last write; stamped by writers. */
+    private volatile int lastWrite = Cleaner.epoch();
+    /**
+     * The {@link #lastWrite} a drain started from and finished: its buffers were empty then. Unlike
+     * it at open (what the stored tree buffers is not known) and after every write.
+     */
+    private volatile int drainedThrough = lastWrite - 1;
+    private final AtomicBoolean draining = new AtomicBoolean();
+    /** Where the drain of the current quiet spell has come to; written by the one drain step running. */
+    private volatile DrainCursor drainCursor;
 
     private BeTree(NodeStore store, TreeConfig config, MvccHorizon horizon, FailureListener failures, long rootBlock,
             UpdateFunctions functions) {
@@ -127,6 +138,7 @@ public final class BeTree {
         store.unpin(root, true);
         BeTree tree = new BeTree(store, config, horizon, failures, root.blockNumber(), functions);
         tree.writePath.treeIsEmpty();
+        Cleaner.watch(tree);
         return tree;
     }
 
@@ -139,8 +151,10 @@ public final class BeTree {
     /** As {@link #open(NodeCache, BlockFile, TreeConfig, MvccHorizon, FailureListener, long)}, with update functions. */
     public static BeTree open(NodeCache cache, BlockFile file, TreeConfig config, MvccHorizon horizon,
             FailureListener failures, long rootBlock, UpdateFunctions functions) {
-        return new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, failures, rootBlock,
+        BeTree tree = new BeTree(new NodeStore(cache, file, config.codec()), config, horizon, failures, rootBlock,
                 functions);
+        Cleaner.watch(tree);
+        return tree;
     }
 
     /**
@@ -236,6 +250,7 @@ public final class BeTree {
 
     /** Refuses every later call; waits for calls in progress. Memory is released by the cache. */
     public void close() {
+        Cleaner.forget(this);
         writers.lock();
         structure.writeLock().lock();
         try {
@@ -304,9 +319,64 @@ public final class BeTree {
             writers.unlock();
             store.awaitRoom();
         }
+        int tick = Cleaner.epoch();
+        if (lastWrite != tick) {
+            lastWrite = tick;
+        }
         if (rootSize > config.nodeSize()) {
             flushInBackground();
         }
+    }
+
+    /**
+     * The {@link Cleaner}'s call, every tick: once no write has come for a while, and messages may
+     * be buffered, has a flusher thread take one drain step, so that draining goes at the pace of
+     * the ticks and leaves the evictor time between steps (steps back to back, while a test read
+     * a tree its writes had just left, raised its process's peak resident size by 10 MiB). A tree
+     * whose cache has been released is forgotten.
+     */
+    void drainIfLeftAlone() {
+        if (!usable() || store.cacheReleased()) {
+            Cleaner.forget(this);
+            return;
+        }
+        int last = lastWrite;
+        if (drainedThrough != last && Cleaner.idleSince(last) && draining.compareAndSet(false, true)) {
+            try {
+                FlushScheduler.submit(() -> drainStep(last));
+            } catch (RuntimeException | Error e) {
+                draining.set(false);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * One drain step from where the last one of the same quiet spell ended; records the tree as
+     * drained when it found nothing left and no write came meanwhile.
+     */
+    private void drainStep(int quietSince) {
+        try {
+            DrainCursor at = drainCursor;
+            byte[] from = at != null && at.quietSince == quietSince ? at.next : new byte[0];
+            byte[] next = flusher.drainStep(from);
+            if (lastWrite == quietSince) {
+                if (next == null) {
+                    drainedThrough = quietSince;
+                } else {
+                    drainCursor = new DrainCursor(quietSince, next);
+                }
+            }
+        } catch (RuntimeException e) {
+            // A step's failure is reported through the failure listener where it failed the tree;
+            // otherwise (a closed tree, no room) the next tick tries again.
+        } finally {
+            draining.set(false);
+        }
+    }
+
+    /** Where the next drain step looks from, in the quiet spell that began with write tick {@code quietSince}. */
+    private record DrainCursor(int quietSince, byte[] next) {
     }
 
     /**

@@ -346,6 +346,11 @@ final class NodeStore {
         cache.release(e, modified);
     }
 
+    /** Whether the cache has been released ({@link NodeCache#released}): the tree's environment is closing. */
+    boolean cacheReleased() {
+        return cache.released();
+    }
+
     /** Waits, if the cache is over its hard limit, until the evictor has made room. */
     void awaitRoom() {
         cache.awaitRoom();

@@ -48,15 +48,16 @@ final class Reshaper {
 
     /** Moves every message of buffer {@code i} into child {@code i}, then repairs the child's shape. */
     private void flushChild(InternalNode parent, int i) {
-        flushChild(parent, i, null);
+        flushChild(parent, i, null, 0);
     }
 
     /**
      * As {@link #flushChild(InternalNode, int)}; with a {@code toward} key, then goes on down the
-     * child's path to that key (before repairing the child, whose shape that may change): a read
-     * that stepped over many pending deletes has its path flushed so, applying them once.
+     * child's path to that key, {@code levels} buffers further at most (before repairing the child,
+     * whose shape that may change): a read that stepped over many pending deletes has its path
+     * flushed so, applying them once.
      */
-    private void flushChild(InternalNode parent, int i, byte[] toward) {
+    private void flushChild(InternalNode parent, int i, byte[] toward, int levels) {
         MessageBuffer batch = detach(parent, i, false);
         CacheEntry child;
         try {
@@ -67,7 +68,7 @@ final class Reshaper {
         }
         boolean consumed = false;
         try {
-            pushInto(child, batch, toward);
+            pushInto(child, batch, toward, levels);
             consumed = true;
             fixChild(parent, i, child, false);
         } finally {
@@ -103,7 +104,8 @@ final class Reshaper {
     /**
      * Moves the messages of {@code batch} into the pinned {@code child}: applied to its basements
      * (a leaf) or added to its buffers and flushed on down as far as sizes require (an internal
-     * node); with a {@code toward} key, then on down the child's path to that key. The child's own
+     * node); with a {@code toward} key, then on down the child's path to that key, through
+     * {@code levels} of its buffers at most (from the child's own). The child's own
      * shape is repaired by its parent ({@link #fixChild}) afterwards.
      *
      * <p>Takes {@code batch} over and releases it (even on a failure) as soon as its messages are in the child, before
@@ -113,7 +115,7 @@ final class Reshaper {
      * 64 MiB budget whenever the writer waited at the budget, so the evictor emptied the cache
      * around them.
      */
-    void pushInto(CacheEntry child, MessageBuffer batch, byte[] toward) {
+    void pushInto(CacheEntry child, MessageBuffer batch, byte[] toward, int levels) {
         InternalNode c;
         try {
             batch.consolidate();
@@ -127,8 +129,8 @@ final class Reshaper {
             batch.release();
         }
         flushWhileOverfull(c);
-        if (toward != null) {
-            flushChild(c, c.childFor(toward), toward);
+        if (toward != null && levels > 0) {
+            flushChild(c, c.childFor(toward), toward, levels - 1);
         }
     }
 

@@ -110,6 +110,109 @@ final class RootFlusher {
     }
 
     /**
+     * One step of draining the tree's buffers ({@link Cleaner}): finds the first buffer, in key
+     * order from {@code from}, that holds at least a child's share of a node's size (the batch a
+     * flush of a full node moves), and pushes it one level down, with the buffers above it on the
+     * same path, as sizes below then require ({@link #flushStep(byte[], int)}). Smaller buffers stay:
+     * a few scattered messages pushed into a leaf would rewrite whole basements for them. Returns
+     * the key the step flushed toward, from which the next step looks on, or null when no such
+     * buffer lies at or after {@code from} (or the tree is unusable).
+     */
+    byte[] drainStep(byte[] from) {
+        Pending found;
+        tree.structure.readLock().lock();
+        try {
+            if (!tree.usable()) {
+                return null;
+            }
+            InternalNode root;
+            tree.rootLatch.readLock().lock();
+            try {
+                root = store.pinRoot(tree.rootBlock());
+            } finally {
+                tree.rootLatch.readLock().unlock();
+            }
+            try {
+                found = pendingFrom(root, from, 0, drainableBytes());
+            } finally {
+                store.unpin(root, false);
+            }
+        } finally {
+            tree.structure.readLock().unlock();
+        }
+        if (found == null) {
+            return null;
+        }
+        flushStep(found.key, found.depth);
+        return found.key;
+    }
+
+    /** A buffer worth draining: the lower bound of its keys at or after where the walk began, and how far below the root it is. */
+    private record Pending(byte[] key, int depth) {
+    }
+
+    /** The smallest buffer a drain step moves: a node's size shared among its children. */
+    private int drainableBytes() {
+        TreeConfig c = tree.config();
+        return Math.max(1, c.nodeSize() / c.fanout());
+    }
+
+    /**
+     * Structure lock held shared, {@code node} pinned at {@code depth} below the root (and, below
+     * the root, its subtree's latch held shared): the first buffer at or after {@code from} below
+     * {@code node} that holds {@code minBytes} or more, or null. A buffer's byte count is in its
+     * node (read under the root latch for the root's), so the walk loads no buffer, only the
+     * internal nodes below the ones it passes.
+     */
+    private Pending pendingFrom(InternalNode node, byte[] from, int depth, int minBytes) {
+        int start = node.childFor(from);
+        for (int i = start; i < node.children.size(); i++) {
+            byte[] bound = i == start ? from : node.pivots.get(i - 1);
+            int buffered;
+            if (depth == 0) {
+                tree.rootLatch.readLock().lock();
+                try {
+                    buffered = node.bufferBytes.get(i);
+                } finally {
+                    tree.rootLatch.readLock().unlock();
+                }
+            } else {
+                buffered = node.bufferBytes.get(i);
+            }
+            if (buffered >= minBytes) {
+                return new Pending(bound, depth);
+            }
+            if (node.height > 1) {
+                Pending found = pendingBelow(node, i, bound, depth, minBytes);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** {@link #pendingFrom} in child {@code i} of {@code node}, an internal node; latches the subtree of a root's child. */
+    private Pending pendingBelow(InternalNode node, int i, byte[] from, int depth, int minBytes) {
+        long block = node.children.get(i);
+        if (depth == 0) {
+            tree.subtrees.lockShared(block);
+        }
+        try {
+            InternalNode child = (InternalNode) store.pinChild(node, i);
+            try {
+                return pendingFrom(child, from, depth + 1, minBytes);
+            } finally {
+                store.unpin(child, false);
+            }
+        } finally {
+            if (depth == 0) {
+                tree.subtrees.unlockShared(block);
+            }
+        }
+    }
+
+    /**
      * A flusher's task: flush steps until the root fits or every buffer left is in a subtree
      * another step has claimed. The last task to end asks again if the root outgrew its size
      * meanwhile (a writer's request may have been turned away just before); while others run,
@@ -137,6 +240,14 @@ final class RootFlusher {
      * there may be more to do: the root is (still) over its size and this step moved something.
      */
     boolean flushStep(byte[] toward) {
+        return flushStep(toward, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #flushStep(byte[])}, which with a {@code toward} key goes on down the path through
+     * {@code levels} buffers below the root's at most.
+     */
+    private boolean flushStep(byte[] toward, int levels) {
         store.awaitBudget();
         tree.flushGate.awaitOpen();
         long child = NOTHING;
@@ -152,7 +263,7 @@ final class RootFlusher {
             }
             tree.subtrees.lockExclusive(child);
             try {
-                fix = pushDown(child, toward);
+                fix = pushDown(child, toward, levels);
             } catch (RuntimeException | Error e) {
                 tree.recordFailure(e);
                 throw e;
@@ -237,9 +348,11 @@ final class RootFlusher {
     /**
      * Structure lock held shared, the subtree of {@code childBlock} exclusively: takes the root's
      * buffer for that child (unless, without a {@code toward} key, the root fits by now) and
-     * pushes it into the child and on down. Returns whether the child must now be split or merged.
+     * pushes it into the child and on down: as sizes require, and with a {@code toward} key along
+     * its path through {@code levels} of the child's buffers at most. Returns whether the child
+     * must now be split or merged.
      */
-    private boolean pushDown(long childBlock, byte[] toward) {
+    private boolean pushDown(long childBlock, byte[] toward, int levels) {
         MessageBuffer batch = null;
         int childHeight;
         int siblings;
@@ -279,7 +392,7 @@ final class RootFlusher {
             throw e;
         }
         try {
-            reshaper.pushInto(child, batch, toward); // releases the batch
+            reshaper.pushInto(child, batch, toward, levels); // releases the batch
             return reshaper.needsFix(child, siblings);
         } finally {
             store.unpin(child, true);

@@ -103,12 +103,19 @@ class LeafHeadReadTest {
             tree.write(MessageType.PUT, key, value, ++msn);
             model.put(key, value);
         }
-        long root = settle(tree, cache);
-        tree.close();
-        return root;
+        return settle(tree, cache);
     }
 
+    /**
+     * A new, empty cache over the file; the earlier ones are released first (their trees are
+     * closed by then), so that none writes back what a drain or a flush changed after it last
+     * checkpointed into the file the next tree reads.
+     */
     private NodeCache cache() {
+        for (NodeCache c : caches) {
+            c.releaseAll();
+        }
+        caches.clear();
         backing = new CountingBacking(new BlockFileBacking(file, memory));
         NodeCache cache = new NodeCache(backing, memory, 64L << 20);
         caches.add(cache);
@@ -116,9 +123,10 @@ class LeafHeadReadTest {
     }
 
     /**
-     * Flushes until the root is within its size and checkpoints; returns the root the checkpoint
-     * holds (a background flush may split the root after it, in memory: the cache is large enough
-     * that nothing is written back).
+     * Flushes until the root is within its size, checkpoints and closes the tree; returns the root
+     * the checkpoint holds. The tree is closed with the checkpoint's begin, so that no flush or
+     * drain ({@link Cleaner}) changes blocks after it: the tests reopen the tree from this live file,
+     * whose current blocks must be the checkpoint's.
      */
     private long settle(BeTree tree, NodeCache cache) throws IOException {
         while (tree.flushStep()) {
@@ -126,6 +134,7 @@ class LeafHeadReadTest {
         }
         long root = BeTree.whileUnchanged(List.of(tree), () -> {
             cache.beginCheckpoint(file::beginCheckpoint);
+            tree.close();
             return tree.rootBlock();
         });
         cache.writeCheckpointImages();
@@ -232,7 +241,6 @@ class LeafHeadReadTest {
             model.put(key, value);
         }
         long newRoot = settle(tree, caches.get(caches.size() - 1));
-        tree.close();
 
         tree = reopen(newRoot);
         assertScanMatchesModel(tree);
