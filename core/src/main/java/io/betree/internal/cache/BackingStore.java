@@ -23,11 +23,12 @@ public interface BackingStore {
     ByteBuf fetch(long blockNumber);
 
     /**
-     * At least the first {@code bytes} of block {@code blockNumber}'s contents, into a fresh buffer
-     * the caller owns: exactly those bytes when the store can read a part of the block (one stored
-     * uncompressed and longer), unchecked by the block's own checksum, which covers it whole;
-     * otherwise the whole block, as {@link #fetch} reads it. A store that cannot read parts
-     * returns the whole block, as this default does. The caller checks what it uses of a part.
+     * The first {@code bytes} of block {@code blockNumber}'s contents, or all of them, into a fresh
+     * buffer the caller owns: exactly those bytes when the store can read a part of the block (one
+     * stored uncompressed and longer), unchecked by the block's own checksum, which covers it
+     * whole; otherwise the whole block, as {@link #fetch} reads it, which may be shorter or longer
+     * (a buffer of exactly {@code bytes} may be either). A store that cannot read parts returns the
+     * whole block, as this default does. The caller checks what it uses of a part.
      *
      * @throws io.betree.internal.fault.CorruptionException if the block is damaged or does not exist
      * @throws io.betree.internal.fault.BetreeIOException if reading fails

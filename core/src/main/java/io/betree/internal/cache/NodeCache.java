@@ -94,30 +94,32 @@ public final class NodeCache {
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public <E extends CacheEntry> E pin(long blockNumber, Class<E> type, EntryLoader<E> loader) {
-        E cached = pinCached(blockNumber, type);
-        if (cached != null) {
-            return cached;
-        }
-        misses.incrementAndGet();
-        return insertOrPinRaced(loader.load(blockNumber, store.fetch(blockNumber)), type);
+        return pin(blockNumber, Integer.MAX_VALUE, type, loader);
     }
 
     /**
      * As {@link #pin}, but a block fetched from the backing store is read only in part where the
-     * store can ({@link BackingStore#fetchPrefix}): the loader gets at least its first
-     * {@code prefixBytes} and makes what it can of them (a leaf's basement list, without its key
+     * store can ({@link BackingStore#fetchPrefix}): the loader gets its first {@code prefixBytes},
+     * or the whole block, and makes what it can of them (a leaf's basement list, without its key
      * filters).
      *
      * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
      */
     public <E extends CacheEntry> E pinReadingPrefix(long blockNumber, int prefixBytes, Class<E> type,
             EntryLoader<E> loader) {
+        return pin(blockNumber, prefixBytes, type, loader);
+    }
+
+    /** {@link #pinReadingPrefix}; {@link Integer#MAX_VALUE} bytes: the whole block, as {@link #pin} reads it. */
+    private <E extends CacheEntry> E pin(long blockNumber, int prefixBytes, Class<E> type, EntryLoader<E> loader) {
         E cached = pinCached(blockNumber, type);
         if (cached != null) {
             return cached;
         }
         misses.incrementAndGet();
-        return insertOrPinRaced(loader.load(blockNumber, store.fetchPrefix(blockNumber, prefixBytes)), type);
+        ByteBuf data = prefixBytes == Integer.MAX_VALUE ? store.fetch(blockNumber)
+                : store.fetchPrefix(blockNumber, prefixBytes);
+        return insertOrPinRaced(loader.load(blockNumber, data), type);
     }
 
     /** Whether the entry of {@code blockNumber} is in the cache now. Lock-free. */

@@ -57,10 +57,10 @@ public final class BlockFile implements Closeable {
     /** Suffix of the temporary file a new block file is built in before it is renamed into place. */
     static final String CREATING_SUFFIX = ".creating";
 
-    /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
     /** Bytes in front of every stored block's payload: what a {@link #readPrefix} of n bytes reads beyond n. */
     public static final int BLOCK_HEADER_BYTES = BlockHeader.SIZE;
 
+    /** Reads retried when a block moved while being read (a concurrent rewrite), before giving up. */
     private static final int READ_RETRIES = 8;
 
     /** Bytes of blocks written after which a background sync of the file starts (see {@link BackgroundSyncs}). */
@@ -343,7 +343,7 @@ public final class BlockFile implements Closeable {
                     if (first < diskLength) {
                         file.readFully(raw.limit(diskLength).position(first), offset + first);
                     }
-                    fields = BlockHeader.verify(raw, diskLength, blockNumber);
+                    BlockHeader.verifyCrc(raw, fields);
                 } catch (EOFException e) {
                     problem = "the file ends inside the block";
                     cause = e;

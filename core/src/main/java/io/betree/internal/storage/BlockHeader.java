@@ -74,13 +74,23 @@ final class BlockHeader {
     static Fields verify(ByteBuffer block, int diskLength, long expectedBlockNumber)
             throws InvalidDataException {
         Fields fields = verifyFields(block, diskLength, expectedBlockNumber);
+        verifyCrc(block, fields);
+        return fields;
+    }
+
+    /**
+     * Checks the CRC of the block held in {@code block}, whose header passed {@link #verifyFields}
+     * with {@code fields}.
+     *
+     * @throws InvalidDataException if it does not match
+     */
+    static void verifyCrc(ByteBuffer block, Fields fields) throws InvalidDataException {
         int storedCrc = block.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(CRC_OFFSET);
         int actualCrc = crc(block, fields.storedLength());
         if (storedCrc != actualCrc) {
             throw new InvalidDataException(String.format("checksum mismatch: stored 0x%08x, computed 0x%08x",
                     storedCrc, actualCrc));
         }
-        return fields;
     }
 
     /**

@@ -303,7 +303,7 @@ public final class Basement extends CacheEntry {
                     mEnd++;
                 }
                 int eEnd = e < count && compareRowKey(e, md, keyOff, keyLength) == 0 ? keyEnd(e) : e;
-                // Newest first: the messages (newer than every row), newest message first, then the
+                // Newest first: the messages (no older than any row), newest message first, then the
                 // rows. The newest message is written before the loop over older ones: as the loop's
                 // first pass, C2's loop-limit check on it threw the compiled method away, twice a run
                 // (docs/benchmarks.md).

@@ -22,7 +22,7 @@ final class BasementUpdates {
     /**
      * The values the update messages among {@code [from, to)} of {@code messages}' sorted order give
      * their keys in {@code basement}, by position from {@code from}. Each key's messages are applied
-     * oldest first to its newest row: every message is newer than every row.
+     * oldest first to its newest row: no message is older than a row.
      */
     static Updated updatedValues(Basement basement, MessageBuffer messages, int from, int to,
             UpdateFunctions functions, long now) {

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -92,11 +91,10 @@ public final class BeTree {
     /** The {@link Cleaner}'s tick of the last write; stamped by writers. */
     private volatile int lastWrite = Cleaner.epoch();
     /**
-     * The {@link #lastWrite} a drain started from and finished: its buffers were empty then. Unlike
-     * it at open (what the stored tree buffers is not known) and after every write.
+     * The {@link #lastWrite} of the quiet spell whose draining ended: no buffer held a flush's
+     * worth then. Unlike it at open (what the stored tree buffers is not known) and after every write.
      */
     private volatile int drainedThrough = lastWrite - 1;
-    private final AtomicBoolean draining = new AtomicBoolean();
     /** Where the drain of the current quiet spell has come to; written by the one drain step running. */
     private volatile DrainCursor drainCursor;
 
@@ -315,13 +313,14 @@ public final class BeTree {
                 recordFailure(e);
                 throw e;
             }
+            // Stamped before waiting for room: a writer held at the cache's limit is no quiet spell.
+            int tick = Cleaner.epoch();
+            if (lastWrite != tick) {
+                lastWrite = tick;
+            }
         } finally {
             writers.unlock();
             store.awaitRoom();
-        }
-        int tick = Cleaner.epoch();
-        if (lastWrite != tick) {
-            lastWrite = tick;
         }
         if (rootSize > config.nodeSize()) {
             flushInBackground();
@@ -329,50 +328,48 @@ public final class BeTree {
     }
 
     /**
-     * The {@link Cleaner}'s call, every tick: once no write has come for a while, and messages may
-     * be buffered, has a flusher thread take one drain step, so that draining goes at the pace of
-     * the ticks and leaves the evictor time between steps (steps back to back, while a test read
-     * a tree its writes had just left, raised its process's peak resident size by 10 MiB). A tree
-     * whose cache has been released is forgotten.
+     * The {@link Cleaner}'s question, every tick: whether no write has come for a while and a
+     * buffer may hold a flush's worth of messages. Forgets a tree that is closed or failed or
+     * whose cache has been released.
      */
-    void drainIfLeftAlone() {
+    boolean wantsDrain() {
         if (!usable() || store.cacheReleased()) {
             Cleaner.forget(this);
-            return;
+            return false;
         }
         int last = lastWrite;
-        if (drainedThrough != last && Cleaner.idleSince(last) && draining.compareAndSet(false, true)) {
-            try {
-                FlushScheduler.submit(() -> drainStep(last));
-            } catch (RuntimeException | Error e) {
-                draining.set(false);
-                throw e;
-            }
-        }
+        return drainedThrough != last && Cleaner.idleSince(last);
     }
 
     /**
-     * One drain step from where the last one of the same quiet spell ended; records the tree as
-     * drained when it found nothing left and no write came meanwhile.
+     * One drain step, on a flusher thread, from where the last one of the same quiet spell ended
+     * ({@link RootFlusher#drainStep}). A walk that finds nothing from a key starts once more from
+     * the first key, as the steps may have pushed messages into buffers behind it; one that finds
+     * nothing from the first key ends the quiet spell's draining, as does a failure (a flush's is
+     * reported where it failed the tree; a damaged node is left to the reads that meet it).
      */
-    private void drainStep(int quietSince) {
+    void drainStep() {
+        int quietSince = lastWrite;
         try {
             DrainCursor at = drainCursor;
             byte[] from = at != null && at.quietSince == quietSince ? at.next : new byte[0];
             byte[] next = flusher.drainStep(from);
-            if (lastWrite == quietSince) {
-                if (next == null) {
-                    drainedThrough = quietSince;
-                } else {
-                    drainCursor = new DrainCursor(quietSince, next);
-                }
+            if (lastWrite != quietSince) {
+                return;
             }
-        } catch (RuntimeException e) {
-            // A step's failure is reported through the failure listener where it failed the tree;
-            // otherwise (a closed tree, no room) the next tick tries again.
-        } finally {
-            draining.set(false);
+            if (next == null && from.length == 0) {
+                drainedThrough = quietSince;
+            } else {
+                drainCursor = new DrainCursor(quietSince, next == null ? new byte[0] : next);
+            }
+        } catch (RuntimeException | Error e) {
+            drainedThrough = quietSince;
         }
+    }
+
+    /** Whether the draining of the current quiet spell has ended. For tests. */
+    boolean drained() {
+        return drainedThrough == lastWrite;
     }
 
     /** Where the next drain step looks from, in the quiet spell that began with write tick {@code quietSince}. */

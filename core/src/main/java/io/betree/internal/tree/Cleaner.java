@@ -1,6 +1,8 @@
 package io.betree.internal.tree;
 
 import io.betree.internal.memory.EngineThreads;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -14,8 +16,10 @@ import java.util.concurrent.TimeUnit;
  * leaves (after a 28 M-row iiBench, 5-10 MB of the primary index's root under a 64 MiB cache,
  * where its leaves' filters need some 41 MB). Once a tree has taken no write for
  * {@link #IDLE_TICKS} ticks, each of its buffers that holds a full flush's batch is pushed one
- * level down, as sizes below then require, one per step and tick ({@link RootFlusher#drainStep}),
- * on the flusher threads, until none is left; the next write stops the draining.
+ * level down, as sizes below then require, one step per tick for the whole process
+ * ({@link RootFlusher#drainStep}) on the flusher threads, until none is left; the next write
+ * stops the draining. Steps go one per tick, not back to back: back to back, while a test read a
+ * tree its writes had just left, they raised the process's peak resident size by 10 MiB.
  *
  * <p>One timer thread for the process, ticking every {@link #TICK_MILLIS} ms: it counts the ticks
  * that writers stamp their trees with ({@link #epoch}) and starts drains. It is a daemon, started
@@ -28,6 +32,10 @@ final class Cleaner {
 
     private static final Set<BeTree> TREES = ConcurrentHashMap.newKeySet();
     private static volatile int epoch;
+    /** Whether a drain step is queued or running; set by the timer thread, cleared by the step. */
+    private static volatile boolean stepRunning;
+    /** Where the next tick starts looking among the trees; the timer thread's. */
+    private static int turn;
     private static final ScheduledThreadPoolExecutor TIMER = new ScheduledThreadPoolExecutor(1,
             r -> EngineThreads.newDaemonAllocatingIndirectly(r, "betree-cleaner"));
 
@@ -58,13 +66,37 @@ final class Cleaner {
         TREES.remove(tree);
     }
 
+    /**
+     * Counts the tick and, unless a drain step is still running, gives one to the next tree in
+     * turn that wants one: one step at a time for the whole process, so that a stream processor's
+     * hundreds of idle stores do not queue hundreds of steps ahead of the flushes of busy ones.
+     */
     private static void tick() {
         epoch++;
-        for (BeTree tree : TREES) {
+        if (stepRunning) {
+            return;
+        }
+        List<BeTree> trees = new ArrayList<>(TREES);
+        for (int k = 0; k < trees.size(); k++) {
+            BeTree tree = trees.get(Math.floorMod(turn + k, trees.size()));
             try {
-                tree.drainIfLeftAlone();
-            } catch (RuntimeException e) {
-                // A failed tree reports through its failure listener; the others go on.
+                if (tree.wantsDrain()) {
+                    turn += k + 1;
+                    stepRunning = true;
+                    FlushScheduler.submit(() -> {
+                        try {
+                            tree.drainStep();
+                        } finally {
+                            stepRunning = false;
+                        }
+                    });
+                    return;
+                }
+            } catch (Throwable e) {
+                // No flusher thread could be started, say: the next tick tries again. An error
+                // thrown out of this task would end the timer for the process.
+                stepRunning = false;
+                return;
             }
         }
     }

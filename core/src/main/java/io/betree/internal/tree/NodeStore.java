@@ -57,7 +57,7 @@ final class NodeStore {
         return codec;
     }
 
-    /** Nodes created from now on are compressed with {@code codec}. */
+    /** Nodes created from now on are compressed with {@code codec} (leaves are stored as they are). */
     void useCodec(BlockCompressor codec) {
         this.codec = codec;
     }
@@ -311,13 +311,15 @@ final class NodeStore {
         if (data.readableBytes() != LEAF_HEAD_READ) {
             return load(block, data); // the whole block: a part is exactly what was asked for
         }
-        LeafNode leaf;
+        LeafNode leaf = null;
         try {
             leaf = LeafNode.readHead(block, data, memory(), filterSource); // takes data
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-            throw new CorruptionException(file.path(), block, "malformed leaf: " + e.getMessage(), e);
+            // Read whole below: a part is checked only by the head's CRC, while a whole read is
+            // retried if the block moved meanwhile and checked by the block's CRC; what is wrong
+            // with a block intact as stored, its parse reports.
         }
-        // Null for a head longer than the part read, or a block of an older leaf stored as it is.
+        // Null also for a head longer than the part read, or a block of an older leaf stored as it is.
         return leaf != null ? leaf : load(block, cache.fetchAgain(block));
     }
 

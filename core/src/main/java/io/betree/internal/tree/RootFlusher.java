@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * step moves one of the root's buffers down to its child, and on down as sizes require, while
  * writers go on appending to the root. A tree asks for steps when its root outgrows its size
  * ({@link #flushInBackground}); a read that stepped over many pending deletes runs a step itself
- * ({@link #flushPath}). Steps of one tree in different subtrees run at once, as many as there are
+ * ({@link #flushPath}); the {@link Cleaner} has a tree that writes left alone drained
+ * ({@link #drainStep}). Steps of one tree in different subtrees run at once, as many as there are
  * flusher threads.
  *
  * <p>Locking (see {@link BeTree}): a step has two phases. The push holds the structure lock

@@ -118,6 +118,9 @@ class BlockFileTest {
             assertArrayEquals(packedData, prefix(f, packed, 8_000), "a compressed block is read whole");
             assertArrayEquals(smallData, prefix(f, small, 8_000), "a block no longer than the prefix is read whole");
             assertArrayEquals(rawData, prefix(f, raw, Integer.MAX_VALUE));
+            assertArrayEquals(smallData, prefix(f, small, 1_000), "a payload of exactly the part's size");
+            assertArrayEquals(java.util.Arrays.copyOf(smallData, 999), prefix(f, small, 999), "one byte short");
+            assertArrayEquals(smallData, prefix(f, small, 1_001));
             assertThrows(IllegalArgumentException.class, () -> f.readPrefix(raw, 0, ByteBuffer::allocate));
             assertThrows(IllegalArgumentException.class,
                     () -> f.readPrefix(f.allocateBlockNumber(), 100, ByteBuffer::allocate));

@@ -33,6 +33,7 @@ class CleanerTest {
     @BeforeEach
     void buildTree() throws IOException {
         rig = new TreeRig(dir, 64L << 20, () -> msn);
+        Cleaner.watch(rig.tree);
         // Rising keys take the sequential path to the rightmost leaf: the root's buffers stay empty.
         for (int i = 0; i < 40_000; i++) {
             put(key(i));
@@ -109,6 +110,10 @@ class CleanerTest {
             Thread.sleep(50);
         }
         assertTrue(rootBufferFor(probe) < 16 << 10, "not drained: " + rootBufferFor(probe));
+        while (!rig.tree.drained() && System.nanoTime() < deadline) {
+            Thread.sleep(50); // the quiet spell's last walks: none of its steps may take the next run
+        }
+        assertTrue(rig.tree.drained(), "draining did not end");
         byte[] second = key(35_000);
         putRun(35_000);
         assertTrue(rootBufferFor(second) >= 16 << 10, "buffered: " + rootBufferFor(second));

@@ -95,6 +95,7 @@ class LeafHeadReadTest {
         file = BlockFile.open(StorageEnv.defaultEnv(), dir.resolve("tree.data"));
         NodeCache cache = cache();
         BeTree tree = BeTree.create(cache, file, CONFIG, () -> msn, FailureListener.IGNORE);
+        Cleaner.forget(tree); // counts reads: no drain in between
         for (int i = 0; i < rows; i++) {
             byte[] key = new byte[keyBytes];
             rnd.nextBytes(key);
@@ -144,7 +145,9 @@ class LeafHeadReadTest {
 
     /** The tree at {@code root} over a new, empty cache. */
     private BeTree reopen(long root) {
-        return BeTree.open(cache(), file, CONFIG, () -> msn, FailureListener.IGNORE, root);
+        BeTree tree = BeTree.open(cache(), file, CONFIG, () -> msn, FailureListener.IGNORE, root);
+        Cleaner.forget(tree); // counts reads: no drain in between
+        return tree;
     }
 
     private void assertScanMatchesModel(BeTree tree) {
@@ -207,6 +210,26 @@ class LeafHeadReadTest {
         // Every key is in its basement's filter, as read back from the blocks.
         BeTree checked = tree;
         BeTree.whileUnchanged(List.of(checked), () -> checked.checkInvariants(file.path()));
+        tree.close();
+    }
+
+    @Test
+    void pointReadsReadLeavesByTheirHeadOnceMissesAreRare() throws IOException {
+        long root = writeTree(150_000, 8);
+        BeTree tree = reopen(root);
+        List<byte[]> keys = new ArrayList<>(model.keySet());
+        // Until enough reads are counted, misses count as common and leaves are read whole.
+        for (int i = 0; i < 200; i++) {
+            byte[] k = keys.get(i);
+            assertArrayEquals(model.get(k), tree.get(k, msn));
+        }
+        int wholeBefore = backing.whole.getOrDefault((char) LeafNode.TAG, 0);
+        for (int i = 0; i < 2_000; i++) {
+            byte[] k = keys.get(rnd.nextInt(keys.size()));
+            assertArrayEquals(model.get(k), tree.get(k, msn));
+        }
+        assertTrue(backing.prefixes.getOrDefault((char) LeafNode.TAG, 0) > 1, "heads read: " + backing.prefixes);
+        assertEquals(wholeBefore, backing.whole.getOrDefault((char) LeafNode.TAG, 0), "hits read no leaf whole");
         tree.close();
     }
 

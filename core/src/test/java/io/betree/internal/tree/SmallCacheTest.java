@@ -38,6 +38,7 @@ class SmallCacheTest {
                 try {
                     BeTree tree = BeTree.create(cache, file, new TreeConfig(64 << 10, 4 << 10, 4,
                             Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
+                    Cleaner.forget(tree); // counts reads: no drain in between
                     long msn = 0;
                     for (int i = 0; i < 60_000; i++) {
                         tree.write(MessageType.PUT, key(i * 7919L % 60_000), new byte[100], ++msn);
@@ -59,6 +60,7 @@ class SmallCacheTest {
                 // Large nodes: the deletes stay in the root's buffers until something pushes them.
                 BeTree tree = BeTree.create(cache, file, new TreeConfig(4 << 20, 64 << 10, 16,
                         Compressors.create("lz4")), () -> Long.MAX_VALUE, FailureListener.IGNORE);
+                Cleaner.forget(tree); // counts reads: no drain in between
                 long msn = 0;
                 for (int i = 0; i < 20_000; i++) {
                     tree.write(MessageType.PUT, key(i), new byte[100], ++msn);
@@ -119,6 +121,7 @@ class SmallCacheTest {
             try {
                 BeTree tree = BeTree.create(cache, file, new TreeConfig(64 << 10, 4 << 10, 4,
                         Compressors.create("lz4")), () -> 0, FailureListener.IGNORE);
+                Cleaner.forget(tree); // counts reads: no drain in between
                 byte[] value = new byte[100];
                 long msn = 0;
                 long next = 0;

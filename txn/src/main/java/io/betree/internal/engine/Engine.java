@@ -153,6 +153,11 @@ public final class Engine implements AutoCloseable {
     private static void abandon(Engine engine, DurableLog log, BlockFile file, Closeable lock) {
         if (engine != null) {
             engine.closed = true;
+            // Trees first: closing one waits out a flush or drain step in progress, which must not
+            // find its nodes' memory released under it.
+            for (StoredIndex i : engine.indexes.all()) {
+                i.tree().close();
+            }
             engine.cache.releaseAll();
         }
         closeQuietly(log);
