@@ -126,13 +126,7 @@ final class RootFlusher {
             if (!tree.usable()) {
                 return null;
             }
-            InternalNode root;
-            tree.rootLatch.readLock().lock();
-            try {
-                root = store.pinRoot(tree.rootBlock());
-            } finally {
-                tree.rootLatch.readLock().unlock();
-            }
+            InternalNode root = pinRootLatched();
             try {
                 found = pendingFrom(root, from, 0, drainableBytes());
             } finally {
@@ -423,14 +417,18 @@ final class RootFlusher {
         }
     }
 
-    private void fixChildLocked(long childBlock) {
-        InternalNode root;
+    /** Structure lock held: pins the root, reading which block it is under the root latch. */
+    private InternalNode pinRootLatched() {
         tree.rootLatch.readLock().lock();
         try {
-            root = store.pinRoot(tree.rootBlock());
+            return store.pinRoot(tree.rootBlock());
         } finally {
             tree.rootLatch.readLock().unlock();
         }
+    }
+
+    private void fixChildLocked(long childBlock) {
+        InternalNode root = pinRootLatched();
         // The root stays pinned; its child list cannot change, since that takes the structure lock.
         boolean rootReleased = false;
         boolean childConsumed = false;
