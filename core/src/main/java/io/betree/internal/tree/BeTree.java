@@ -352,15 +352,15 @@ public final class BeTree {
         int quietSince = lastWrite;
         try {
             DrainCursor at = drainCursor;
-            byte[] from = at != null && at.quietSince == quietSince ? at.next : new byte[0];
+            byte[] from = at != null && at.quietSince == quietSince ? at.next : FIRST_KEY;
             byte[] next = flusher.drainStep(from);
             if (lastWrite != quietSince) {
                 return;
             }
-            if (next == null && from.length == 0) {
+            if (next == null && from == FIRST_KEY) {
                 drainedThrough = quietSince;
             } else {
-                drainCursor = new DrainCursor(quietSince, next == null ? new byte[0] : next);
+                drainCursor = new DrainCursor(quietSince, next == null ? FIRST_KEY : next);
             }
         } catch (RuntimeException | Error e) {
             drainedThrough = quietSince;
@@ -371,6 +371,9 @@ public final class BeTree {
     boolean drained() {
         return drainedThrough == lastWrite;
     }
+
+    /** The smallest key: where a drain's walk starts. */
+    private static final byte[] FIRST_KEY = new byte[0];
 
     /** Where the next drain step looks from, in the quiet spell that began with write tick {@code quietSince}. */
     private record DrainCursor(int quietSince, byte[] next) {

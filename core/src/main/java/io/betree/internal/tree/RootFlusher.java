@@ -161,20 +161,18 @@ final class RootFlusher {
      */
     private Pending pendingFrom(InternalNode node, byte[] from, int depth, int minBytes) {
         int start = node.childFor(from);
+        List<Integer> bufferBytes = node.bufferBytes;
+        if (depth == 0) { // writers change the root's counts: one copy under its latch
+            tree.rootLatch.readLock().lock();
+            try {
+                bufferBytes = new ArrayList<>(node.bufferBytes);
+            } finally {
+                tree.rootLatch.readLock().unlock();
+            }
+        }
         for (int i = start; i < node.children.size(); i++) {
             byte[] bound = i == start ? from : node.pivots.get(i - 1);
-            int buffered;
-            if (depth == 0) {
-                tree.rootLatch.readLock().lock();
-                try {
-                    buffered = node.bufferBytes.get(i);
-                } finally {
-                    tree.rootLatch.readLock().unlock();
-                }
-            } else {
-                buffered = node.bufferBytes.get(i);
-            }
-            if (buffered >= minBytes) {
+            if (bufferBytes.get(i) >= minBytes) {
                 return new Pending(bound, depth);
             }
             if (node.height > 1) {

@@ -20,7 +20,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
@@ -60,35 +59,7 @@ class LeafHeadReadTest {
         assertEquals(0, memory.used(), "off-heap bytes left");
     }
 
-    /** The block file behind a cache, counting whole reads and prefix reads of each tag. */
-    private static final class CountingBacking extends ForwardingBackingStore {
-        final Map<Character, Integer> whole = new TreeMap<>();
-        final Map<Character, Integer> prefixes = new TreeMap<>();
-
-        CountingBacking(BlockFileBacking real) {
-            super(real);
-        }
-
-        @Override
-        public ByteBuf fetch(long blockNumber) {
-            return counted(whole, super.fetch(blockNumber));
-        }
-
-        @Override
-        public ByteBuf fetchPrefix(long blockNumber, int bytes) {
-            ByteBuf data = super.fetchPrefix(blockNumber, bytes);
-            return counted(data.readableBytes() == bytes ? prefixes : whole, data);
-        }
-
-        private static ByteBuf counted(Map<Character, Integer> counts, ByteBuf data) {
-            synchronized (counts) {
-                counts.merge((char) data.getByte(data.readerIndex()), 1, Integer::sum);
-            }
-            return data;
-        }
-    }
-
-    private CountingBacking backing;
+    private RecordingBacking backing;
 
     /** A tree of {@code rows} random keys of {@code keyBytes} bytes, flushed and checkpointed; its stored root. */
     private long writeTree(int rows, int keyBytes) throws IOException {
@@ -117,7 +88,7 @@ class LeafHeadReadTest {
             c.releaseAll();
         }
         caches.clear();
-        backing = new CountingBacking(new BlockFileBacking(file, memory));
+        backing = new RecordingBacking(new BlockFileBacking(file, memory));
         NodeCache cache = new NodeCache(backing, memory, 64L << 20);
         caches.add(cache);
         return cache;
@@ -187,9 +158,9 @@ class LeafHeadReadTest {
         long root = writeTree(60_000, 8);
         BeTree tree = reopen(root);
         assertScanMatchesModel(tree);
-        int heads = backing.prefixes.getOrDefault((char) LeafNode.TAG, 0);
-        assertTrue(heads > 1, "leaves read by their head: " + backing.prefixes + ", whole: " + backing.whole);
-        assertEquals(0, backing.whole.getOrDefault((char) LeafNode.TAG, 0), "no leaf read whole: " + backing.whole);
+        int heads = backing.count(LeafNode.TAG, true);
+        assertTrue(heads > 1, "leaves read by their head: " + heads);
+        assertEquals(0, backing.count(LeafNode.TAG, false), "no leaf read whole");
 
         // The leaves are cached by their heads: misses read their filters back.
         NodeCache cache = caches.get(caches.size() - 1);
@@ -223,13 +194,13 @@ class LeafHeadReadTest {
             byte[] k = keys.get(i);
             assertArrayEquals(model.get(k), tree.get(k, msn));
         }
-        int wholeBefore = backing.whole.getOrDefault((char) LeafNode.TAG, 0);
+        int wholeBefore = backing.count(LeafNode.TAG, false);
         for (int i = 0; i < 2_000; i++) {
             byte[] k = keys.get(rnd.nextInt(keys.size()));
             assertArrayEquals(model.get(k), tree.get(k, msn));
         }
-        assertTrue(backing.prefixes.getOrDefault((char) LeafNode.TAG, 0) > 1, "heads read: " + backing.prefixes);
-        assertEquals(wholeBefore, backing.whole.getOrDefault((char) LeafNode.TAG, 0), "hits read no leaf whole");
+        assertTrue(backing.count(LeafNode.TAG, true) > 1, "heads read");
+        assertEquals(wholeBefore, backing.count(LeafNode.TAG, false), "hits read no leaf whole");
         tree.close();
     }
 
@@ -253,8 +224,8 @@ class LeafHeadReadTest {
 
         BeTree tree = reopen(root);
         assertScanMatchesModel(tree);
-        assertTrue(backing.whole.getOrDefault((char) LeafNode.TAG_WHOLE, 0) >= leaves.size(),
-                "older leaves read whole: " + backing.whole);
+        assertTrue(backing.count(LeafNode.TAG_WHOLE, false) >= leaves.size(),
+                "older leaves read whole");
         // Enough writes to pass the root's size: flushes carry them down to leaves.
         for (int i = 0; i < 40_000; i++) {
             byte[] key = new byte[8];
@@ -284,8 +255,8 @@ class LeafHeadReadTest {
         long root = writeTree(20_000, 200);
         BeTree tree = reopen(root);
         assertScanMatchesModel(tree);
-        assertTrue(backing.prefixes.getOrDefault((char) LeafNode.TAG, 0) > 0, "heads tried: " + backing.prefixes);
-        assertTrue(backing.whole.getOrDefault((char) LeafNode.TAG, 0) > 0, "then read whole: " + backing.whole);
+        assertTrue(backing.count(LeafNode.TAG, true) > 0, "heads tried");
+        assertTrue(backing.count(LeafNode.TAG, false) > 0, "then read whole");
         tree.close();
     }
 

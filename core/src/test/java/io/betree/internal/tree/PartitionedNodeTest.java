@@ -11,11 +11,9 @@ import io.betree.internal.fault.FailureListener;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.betree.internal.storage.StorageEnv;
-import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
@@ -46,12 +44,12 @@ class PartitionedNodeTest {
             int buffersFetched = 0;
             for (int n = 0; n < 200; n++) {
                 int k = rnd.nextInt(ROWS);
-                backing.fetched.clear();
+                backing.clear();
                 assertArrayEquals(value(k, k % 10 == 0 ? 1 : 0), tree.get(key(k), built.msn()), "row " + k);
                 Set<Long> onPath = buffersOnPath(tree, key(k));
-                for (long[] f : backing.fetched) {
-                    if (f[1] == BufferPartition.TAG) {
-                        assertTrue(onPath.contains(f[0]), "read of row " + k + " fetched buffer block " + f[0]
+                for (RecordingBacking.Fetch f : backing.fetched()) {
+                    if (f.tag() == BufferPartition.TAG) {
+                        assertTrue(onPath.contains(f.block()), "read of row " + k + " fetched buffer block " + f.block()
                                 + ", not one on its path " + onPath);
                         buffersFetched++;
                     }
@@ -78,10 +76,7 @@ class PartitionedNodeTest {
                 byte[] between = ByteBuffer.allocate(9).putLong(k).put((byte) 0).array();
                 assertEquals(null, tree.get(between, built.msn()), "key after row " + k);
             }
-            long basementsRead;
-            synchronized (backing.fetched) {
-                basementsRead = backing.fetched.stream().filter(f -> f[1] == Basement.TAG).count();
-            }
+            long basementsRead = backing.fetched().stream().filter(f -> f.tag() == Basement.TAG).count();
             assertTrue(basementsRead < misses / 50, basementsRead + " basements read for " + misses + " misses");
             for (int n = 0; n < 500; n++) {
                 int k = rnd.nextInt(ROWS);
@@ -294,31 +289,5 @@ class PartitionedNodeTest {
         byte[] v = new byte[100];
         ByteBuffer.wrap(v).putLong(k).putInt(version);
         return v;
-    }
-
-    /** The block file behind the cache, recording each block fetched with its payload's tag. */
-    private static final class RecordingBacking extends ForwardingBackingStore {
-        final List<long[]> fetched = new ArrayList<>();
-
-        RecordingBacking(BlockFileBacking real) {
-            super(real);
-        }
-
-        @Override
-        public ByteBuf fetch(long blockNumber) {
-            return recorded(blockNumber, super.fetch(blockNumber));
-        }
-
-        @Override
-        public ByteBuf fetchPrefix(long blockNumber, int bytes) {
-            return recorded(blockNumber, super.fetchPrefix(blockNumber, bytes));
-        }
-
-        private ByteBuf recorded(long blockNumber, ByteBuf data) {
-            synchronized (fetched) {
-                fetched.add(new long[] {blockNumber, data.getByte(data.readerIndex())});
-            }
-            return data;
-        }
     }
 }
