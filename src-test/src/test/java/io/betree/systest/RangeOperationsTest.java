@@ -18,7 +18,6 @@ import io.betree.EnvironmentOptions;
 import io.betree.Index;
 import io.betree.Transaction;
 import io.betree.TreeChecks;
-import io.betree.UpdateFunction;
 import io.betree.WriteConflictException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -40,12 +39,9 @@ class RangeOperationsTest {
     @TempDir
     Path dir;
 
-    /** Appends its argument to the value (a new column); an argument "!" deletes the row. */
-    static final UpdateFunction ADD_COLUMN = UpdateFunctionTest.APPEND;
-
     private static EnvironmentOptions options() {
         return EnvironmentOptions.defaults().cacheBytes(16L << 20).durability(Durability.NONE)
-                .updateFunction("add-column", ADD_COLUMN);
+                .updateFunction("add-column", UpdateFunctionTest.APPEND);
     }
 
     @Test
@@ -70,7 +66,7 @@ class RangeOperationsTest {
                 } else {
                     byte[] column = text("+" + step % 10);
                     idx.updateAll("add-column", column);
-                    model.replaceAll((k, v) -> ADD_COLUMN.apply(k, v, column));
+                    model.replaceAll((k, v) -> UpdateFunctionTest.APPEND.apply(k, v, column));
                 }
                 if (step % 5_000 == 4_999) {
                     check(idx, model, "step " + step);

@@ -75,4 +75,9 @@ public final class Keys {
         buf.getBytes(offset, out);
         return out;
     }
+
+    /** The larger of two keys, either of which may be null (none): null only when both are. */
+    static byte[] max(byte[] a, byte[] b) {
+        return a == null || b != null && compare(b, a) > 0 ? b : a;
+    }
 }

@@ -53,13 +53,16 @@ final class LeafBasements {
             phaseOf[m] = phaseOf(ranges, msgs.msn(msgs.sortedOffset(m)));
             sizes[phaseOf[m]]++;
         }
+        int whole = -1; // the phase that holds every keyed message, applied from msgs itself
+        for (int p = 0; p < sizes.length && msgs.count() > 0; p++) {
+            if (sizes[p] == msgs.count()) {
+                whole = p;
+            }
+        }
         MessageBuffer[] phases = new MessageBuffer[sizes.length];
         try {
-            for (int m = 0; m < msgs.count(); m++) {
+            for (int m = 0; m < msgs.count() && whole < 0; m++) {
                 int p = phaseOf[m];
-                if (sizes[p] == msgs.count()) {
-                    break; // all in one phase: applied from msgs below
-                }
                 if (phases[p] == null) {
                     phases[p] = new MessageBuffer(store.memory());
                 }
@@ -67,7 +70,7 @@ final class LeafBasements {
                 phases[p].append(msgs.type(off), msgs.msn(off), msgs.txnId(off), msgs.key(off), msgs.value(off));
             }
             for (int p = 0; p < sizes.length; p++) {
-                if (sizes[p] == msgs.count() && sizes[p] > 0) {
+                if (p == whole) {
                     applyToLeaf(leaf, msgs, 0, msgs.count());
                 } else if (phases[p] != null) {
                     phases[p].consolidate(); // appended in (key, msn) order: one run already
@@ -296,7 +299,7 @@ final class LeafBasements {
         // The last basement takes the sequential path's keys: at least its lower bound, though
         // deletes, range deletes and expiry may have emptied it.
         byte[] lastPivot = leaf.pivots.isEmpty() ? null : leaf.pivots.get(leaf.pivots.size() - 1);
-        return held == null || lastPivot != null && Keys.compare(lastPivot, held) > 0 ? lastPivot : held;
+        return Keys.max(held, lastPivot);
     }
 
     private byte[] maxHeld(LeafNode leaf) {

@@ -570,8 +570,7 @@ final class Reshaper {
         }
         InternalNode in = (InternalNode) node;
         byte[] lastPivot = in.pivots.isEmpty() ? null : in.pivots.get(in.pivots.size() - 1);
-        byte[] held = maxHeldUnder(in);
-        return held == null || lastPivot != null && Keys.compare(lastPivot, held) > 0 ? lastPivot : held;
+        return Keys.max(maxHeldUnder(in), lastPivot);
     }
 
     /** The largest key held or pending under {@code in}, by {@link #maxKeyUnder} of its children. */
@@ -593,8 +592,7 @@ final class Reshaper {
             } finally {
                 store.unpin(child, false);
             }
-            byte[] best = fromBuffer == null ? below
-                    : below == null || Keys.compare(fromBuffer, below) > 0 ? fromBuffer : below;
+            byte[] best = Keys.max(below, fromBuffer);
             if (best != null) {
                 return best;
             }

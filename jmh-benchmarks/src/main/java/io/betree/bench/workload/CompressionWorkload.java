@@ -17,10 +17,8 @@ public final class CompressionWorkload {
     /** Loads the rows into a fresh store and records phase {@code load-<codec>}. */
     public static PhaseResult run(BenchContext ctx) {
         Path dir = ctx.storeDir("log-" + ctx.codec().algorithm());
-        BenchContext.deleteTree(dir);
         Scale sc = ctx.scale();
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         PhaseResult r;
         try {
             Table log = e.table("log");

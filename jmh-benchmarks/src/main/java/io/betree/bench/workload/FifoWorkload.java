@@ -18,10 +18,8 @@ public final class FifoWorkload {
     /** Runs the workload on a fresh store and records phases {@code fifo} and {@code fifo-head}. */
     public static PhaseResult[] run(BenchContext ctx) {
         Path dir = ctx.storeDir("fifo");
-        BenchContext.deleteTree(dir);
         Scale sc = ctx.scale();
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         PhaseResult churn;
         PhaseResult head;
         try {

@@ -67,11 +67,9 @@ public final class TimeSeriesWorkload {
             throw new IllegalArgumentException("threads: " + threads);
         }
         Path dir = ctx.storeDir("timeseries");
-        BenchContext.deleteTree(dir);
         Scale sc = ctx.scale();
         long steps = sc.timeSeriesSteps();
-        EngineAdapter e = ctx.adapter();
-        e.open(dir, ctx.settings());
+        EngineAdapter e = ctx.openFresh(dir);
         PhaseResult r;
         try {
             Table table = e.table(TABLE);
