@@ -541,6 +541,9 @@ class CorruptionTest {
     @org.junit.jupiter.params.provider.ValueSource(strings = {
         "basement with an impossible entry count",
         "basement entry whose key runs past the end",
+        "basement chunk whose checksum does not match",
+        "basement chunk of another version",
+        "leaf whose chunk maps do not match their checksum",
         "unknown node tag",
         "leaf with no basements",
         "leaf pointing at itself as a basement",
@@ -563,23 +566,36 @@ class CorruptionTest {
     void checksumValidButMalformedDataIsReportedAsCorruption(String damage) throws Exception {
         Path dir = copy("crafted");
         Path file = dataFile(dir);
-        DataFileLayout.Block basement = firstUncompressed('B');
-        DataFileLayout.Block leaf = firstUncompressed('P');
+        DataFileLayout.Block basement = firstRawChunks();
+        DataFileLayout.Block leaf = firstUncompressed('Q');
         DataFileLayout.Block internal = firstUncompressed('I');
         switch (damage) {
+            // A chunked basement: tag, stamp (8), row count (4 at 9), chunk count (2); its first
+            // chunk's record at 15: stamp (8), codec (1), rows (4), lengths (4 and 4), CRC (4),
+            // then the rows (stored as they are: this basement's index has no codec), from 40.
             case "basement with an impossible entry count" ->
-                    rewritePayload(file, basement, p -> p.putInt(1, Integer.MAX_VALUE));
-            case "basement entry whose key runs past the end" ->
-                    rewritePayload(file, basement, p -> p.putInt(7, Integer.MAX_VALUE - 3));
+                    rewritePayload(file, basement, p -> p.putInt(9, Integer.MAX_VALUE));
+            case "basement entry whose key runs past the end" -> rewritePayload(file, basement, p -> {
+                p.putInt(40 + 3, Integer.MAX_VALUE - 3); // the first row's value length
+                DataFileLayout.fixChunkCrc(p, 15);
+            });
+            case "basement chunk whose checksum does not match" ->
+                    rewritePayload(file, basement, p -> p.put(40, (byte) (p.get(40) ^ 1)));
+            case "basement chunk of another version" -> rewritePayload(file, basement, p -> {
+                p.putLong(15, p.getLong(15) ^ 1);
+                DataFileLayout.fixChunkCrc(p, 15);
+            });
+            case "leaf whose chunk maps do not match their checksum" ->
+                    rewritePayload(file, leaf, p -> p.put(p.limit() - 1, (byte) (p.get(p.limit() - 1) ^ 1)));
             case "unknown node tag" -> rewritePayload(file, leaf, p -> p.put(0, (byte) 'X'));
-            // A leaf's head: basement count (4 bytes at 13), then the first basement's block (8 at 17).
-            case "leaf with no basements" -> rewritePayload(file, leaf, leafHead(p -> p.putInt(13, 0)));
+            // A leaf's head: basement count (4 bytes at 17), then the first basement's block (8 at 21).
+            case "leaf with no basements" -> rewritePayload(file, leaf, leafHead(p -> p.putInt(17, 0)));
             case "leaf pointing at itself as a basement" ->
-                    rewritePayload(file, leaf, leafHead(p -> p.putLong(17, leaf.number())));
+                    rewritePayload(file, leaf, leafHead(p -> p.putLong(21, leaf.number())));
             case "leaf pointing at a block that does not exist" ->
-                    rewritePayload(file, leaf, leafHead(p -> p.putLong(17, MISSING_BLOCK)));
+                    rewritePayload(file, leaf, leafHead(p -> p.putLong(21, MISSING_BLOCK)));
             case "leaf head whose checksum does not match" ->
-                    rewritePayload(file, leaf, p -> p.putLong(17, p.getLong(17) ^ 1));
+                    rewritePayload(file, leaf, p -> p.putLong(21, p.getLong(21) ^ 1));
             case "leaf head longer than its block" -> rewritePayload(file, leaf, p -> p.putInt(1, 1 << 30));
             case "internal node of height 0" -> rewritePayload(file, internal, p -> p.put(1, (byte) 0));
             case "internal node whose child is a basement" ->
@@ -620,8 +636,9 @@ class CorruptionTest {
         assertFalse(r.timedOut(), damage + ": reading hung (killed after 20 s)\n" + r.describe());
         assertEquals(0, r.exitCode(), damage + ": the reader died\n" + r.describe());
         assertNotNull(outcome, r.describe());
-        // A leaf's head has a checksum of its own: damage to it never goes unnoticed.
-        if (outcome.startsWith("intact") && !damage.startsWith("leaf head")) {
+        // A leaf's head and a basement's chunks have checksums of their own, and a chunk names its
+        // version: damage to them never goes unnoticed.
+        if (outcome.startsWith("intact") && !damage.startsWith("leaf head") && !damage.startsWith("basement chunk")) {
             return; // the edit went unnoticed but the data read back was at least consistent
         }
         assertTrue(outcome.startsWith(CorruptionException.class.getName() + " "),
@@ -629,9 +646,24 @@ class CorruptionTest {
         assertTrue(outcome.contains(file.toString()), damage + ": message does not name the file: " + outcome);
     }
 
-    /** Where a leaf payload's first key filter starts: after the 13 bytes before its head, and the head. */
+    /** Where a leaf payload's first key filter starts: after the 17 bytes before its head, and the head. */
     private static int firstFilter(ByteBuffer leaf) {
-        return 13 + leaf.getInt(1);
+        return 17 + leaf.getInt(1);
+    }
+
+    /** The first chunked basement whose first chunk is stored as it is (codec 0), of more than one row. */
+    private static DataFileLayout.Block firstRawChunks() throws IOException {
+        for (DataFileLayout.Block b : layout.blocks) {
+            if (b.length() < DataFileLayout.BLOCK_HEADER_SIZE + 64) {
+                continue;
+            }
+            byte[] head = readAt(dataFile(pristine), b.offset() + DataFileLayout.BLOCK_HEADER_SIZE, 40);
+            ByteBuffer p = ByteBuffer.wrap(head);
+            if (head[0] == 'K' && head[15 + 8] == 0 && p.getInt(9) > 1 && p.getInt(15 + 17) > 0) {
+                return b;
+            }
+        }
+        throw new IllegalStateException("no chunked basement stored as it is in " + layout);
     }
 
     /** {@code edit} of a leaf's head, then the head's CRC made right again, so that the edit reaches the parser. */

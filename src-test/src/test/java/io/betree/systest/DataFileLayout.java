@@ -156,14 +156,27 @@ final class DataFileLayout {
 
     /**
      * Recomputes the CRC of the head of the leaf whose payload {@code leaf} holds (big-endian, tag
-     * {@code 'P'} at 0): over the head's bytes, which follow the tag, head length, filters length
-     * and the CRC itself (at 9).
+     * {@code 'Q'} at 0): over the head's bytes, which follow the tag, the lengths of head, filters
+     * and chunk maps, and the CRC itself (at 13).
      */
     static void fixLeafHeadCrc(ByteBuffer leaf) {
         int headLength = leaf.getInt(1);
         CRC32C crc = new CRC32C();
-        crc.update(leaf.duplicate().position(13).limit(13 + headLength));
-        leaf.putInt(9, (int) crc.getValue());
+        crc.update(leaf.duplicate().position(17).limit(17 + headLength));
+        leaf.putInt(13, (int) crc.getValue());
+    }
+
+    /**
+     * Recomputes the CRC of the chunk record at {@code record} of the chunked basement whose payload
+     * {@code basement} holds (big-endian, tag {@code 'K'} at 0): over the record's first 21 bytes
+     * and its stored bytes, whose length is at 17 of the record; the CRC is at 21.
+     */
+    static void fixChunkCrc(ByteBuffer basement, int record) {
+        int stored = basement.getInt(record + 17);
+        CRC32C crc = new CRC32C();
+        crc.update(basement.duplicate().position(record).limit(record + 21));
+        crc.update(basement.duplicate().position(record + 25).limit(record + 25 + stored));
+        basement.putInt(record + 21, (int) crc.getValue());
     }
 
     /** Recomputes the CRC of a 128-byte header slot image. */

@@ -163,17 +163,17 @@ public final class LeakWorkload {
             if (tagsDone.indexOf(tag) >= 0) {
                 continue;
             }
-            if (tag == 'B' && payload.getInt(1) > 2) {
-                // Lengthen entry 0's key so that the rest of the basement no longer lines up.
-                payload.putShort(5, (short) (payload.getShort(5) + 1));
+            if (tag == 'K' && payload.getInt(9) > 2) {
+                // The first chunk claims another version's stamp than its basement's.
+                payload.putLong(15, payload.getLong(15) ^ 1);
             } else if (tag == 'I') {
                 // The first child's message buffer claims a negative size.
                 payload.putInt(22, -1);
             } else if (tag == 'M' && payload.remaining() > 1 + 23) {
                 // The first message's value runs past the end of the buffer.
                 payload.putInt(20, Integer.MAX_VALUE - 3);
-            } else if (tag == 'P') {
-                payload.putInt(13, -5); // an impossible basement count
+            } else if (tag == 'Q') {
+                payload.putInt(17, -5); // an impossible basement count
                 DataFileLayout.fixLeafHeadCrc(payload);
             } else {
                 continue;

@@ -38,6 +38,24 @@ public interface BackingStore {
     }
 
     /**
+     * Bytes {@code [from, from + length)} of block {@code blockNumber}'s contents as stored, into a
+     * buffer the caller owns, unchecked: for a block stored uncompressed, whose parts carry
+     * checksums of their own that the caller checks. The buffer's readable bytes are the range, or
+     * none when the range does not lie inside the block. A store that cannot read parts reads the
+     * block whole, as this default does, and marks the range in it.
+     *
+     * @throws io.betree.internal.fault.CorruptionException if the block does not exist, or (read
+     *     whole) is damaged
+     * @throws io.betree.internal.fault.BetreeIOException if reading fails
+     */
+    default ByteBuf fetchRange(long blockNumber, int from, int length) {
+        ByteBuf whole = fetch(blockNumber);
+        int start = whole.readerIndex();
+        boolean inside = from >= 0 && length >= 0 && (long) from + length <= whole.readableBytes();
+        return inside ? whole.setIndex(start + from, start + from + length) : whole.setIndex(start, start);
+    }
+
+    /**
      * Stores {@code image} (readable bytes, not consumed; the caller releases it) as the current
      * version of {@code blockNumber}, compressed with {@code codec}.
      *

@@ -137,6 +137,14 @@ public abstract class CacheEntry {
     }
 
     /**
+     * Whether a checkpoint writes this entry before the entries that do not ask it: a basement,
+     * whose write makes the chunk map its leaf's write then records. False unless overridden.
+     */
+    protected boolean checkpointFirst() {
+        return false;
+    }
+
+    /**
      * Drops the parts of this clean entry that can be read back from its block when next needed,
      * instead of leaving the cache: true if it dropped any. The evictor calls it with the entry to
      * itself (claimed) and re-measures it after; the entry goes for good when it is next chosen
@@ -152,6 +160,14 @@ public abstract class CacheEntry {
      */
     public final boolean clean() {
         return !dirty && !checkpointPending;
+    }
+
+    /**
+     * How many times the entry was modified since it was made or loaded: two images taken at one
+     * count hold the same contents. A moment's view unless the entry is pinned or claimed.
+     */
+    protected final long modifications() {
+        return version;
     }
 
     /** Logical block number of this entry. */

@@ -30,17 +30,22 @@ final class CheckpointImages {
     private int cursor;
     private long generation;
 
-    /** Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now. */
+    /**
+     * Marks every dirty entry of {@code entries} as owed to a checkpoint that begins now, those that
+     * ask to be written first ({@link CacheEntry#checkpointFirst}) ahead of the others.
+     */
     void begin(Iterable<CacheEntry> entries) {
         generation++;
         owed.clear();
         cursor = 0;
+        List<CacheEntry> later = new ArrayList<>();
         for (CacheEntry e : entries) {
             if (e.dirty) {
                 e.checkpointPending = true;
-                owed.add(e);
+                (e.checkpointFirst() ? owed : later).add(e);
             }
         }
+        owed.addAll(later);
     }
 
     /** Copies {@code e}'s image now if the checkpoint still owes it: someone is about to change it. */

@@ -47,6 +47,7 @@ public final class NodeCache {
     /** Runs the eviction tasks and holds writers until they made room; under the lock. */
     private final CacheEvictor evictor;
     private final AtomicLong partialFetches = new AtomicLong();
+    private final AtomicLong rangeFetches = new AtomicLong();
     private final AtomicLong misses = new AtomicLong();
 
     /**
@@ -320,6 +321,16 @@ public final class NodeCache {
     }
 
     /**
+     * Bytes {@code [from, from + length)} of block {@code blockNumber} as stored, unchecked, read
+     * for a caller that does not cache them ({@link BackingStore#fetchRange}); the caller takes the
+     * buffer, whose readable bytes are the range or, when it lies outside the block, none.
+     */
+    public ByteBuf fetchRange(long blockNumber, int from, int length) {
+        rangeFetches.incrementAndGet();
+        return store.fetchRange(blockNumber, from, length);
+    }
+
+    /**
      * Over the eviction target, wakes the evictor; over the budget, waits until it has made room. Callers
      * hold no latch that others wait on.
      */
@@ -344,6 +355,15 @@ public final class NodeCache {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether the budget's caches hold within a sixteenth of its eviction target: whatever is read
+     * in now soon pushes something else out. (At the target itself would miss most of the time:
+     * the evictor brings the caches just below it.) A moment's view, lock-free.
+     */
+    public boolean full() {
+        return budget.heldBytes() >= budget.targetBytes() - budget.targetBytes() / 16;
     }
 
     /**
@@ -525,7 +545,7 @@ public final class NodeCache {
         try {
             return new Stats(entries.size(), entries.accountedBytes(), budget.capBytes(), misses.get(),
                     evictor.evictions(), evictor.writeBacks() + checkpoint.writeBacks(), evictor.sheds(),
-                    partialFetches.get());
+                    partialFetches.get(), rangeFetches.get());
         } finally {
             lock.unlock();
         }
@@ -533,9 +553,10 @@ public final class NodeCache {
 
     /**
      * A snapshot of the cache's counters: {@code sheds} counts entries that dropped parts instead of
-     * leaving, {@code partialFetches} the reads of such parts back.
+     * leaving, {@code partialFetches} the reads of such parts back, {@code rangeFetches} the reads
+     * of parts of blocks that were not cached ({@link #fetchRange}).
      */
     public record Stats(int entries, long bytes, long budgetBytes, long misses, long evictions, long writeBacks,
-            long sheds, long partialFetches) {
+            long sheds, long partialFetches, long rangeFetches) {
     }
 }

@@ -364,6 +364,42 @@ public final class BlockFile implements Closeable {
     }
 
     /**
+     * Reads {@code length} bytes from {@code from} of the stored payload of {@code blockNumber}, as
+     * they are on disk, with one read and no check at all: for a caller that checks what it reads
+     * with a checksum of its own, inside a block stored uncompressed (a basement's chunk). A block
+     * rewritten meanwhile may leave other data there; the caller's check tells, and it reads the
+     * block whole instead. The allocator is called with {@code length}.
+     *
+     * @return the allocator's buffer, flipped; or null, having read nothing, when the range does not
+     *     lie inside the block's stored payload
+     * @throws IllegalArgumentException if the number is not allocated or was never written, or the
+     *     range is negative
+     * @throws IOException if reading fails, or the file ends inside the range
+     */
+    public ByteBuffer readRange(long blockNumber, int from, int length, IntFunction<ByteBuffer> allocator)
+            throws IOException {
+        Objects.requireNonNull(allocator, "allocator");
+        if (from < 0 || length <= 0) {
+            throw new IllegalArgumentException("range of " + length + " bytes at " + from);
+        }
+        checkOpen();
+        TableSet.Location location = tables.location(blockNumber);
+        long offset = location.offset();
+        if (offset == TranslationTable.FREE) {
+            throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
+        }
+        if (offset == TranslationTable.UNWRITTEN) {
+            throw new IllegalArgumentException("block " + blockNumber + " has not been written in " + path);
+        }
+        if ((long) from + length > location.length() - BlockHeader.SIZE) {
+            return null;
+        }
+        ByteBuffer out = allocator.apply(length);
+        file.readFully(out.duplicate().limit(out.position() + length), offset + BlockHeader.SIZE + from);
+        return out.limit(out.position() + length);
+    }
+
+    /**
      * Makes the current state durable: writes the translation table and {@code rootRecord} to free
      * space, syncs, writes the header slot not holding the last checkpoint, and syncs again. A crash
      * at any moment leaves either the previous or the new checkpoint intact. Afterwards the space

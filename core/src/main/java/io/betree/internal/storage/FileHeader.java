@@ -32,19 +32,21 @@ record FileHeader(long sequence, long tableOffset, long tableLength, int tableCr
      * a key filter have several parts; version 5 lets message buffers hold updates (message type 3);
      * version 6 range messages (types 4 and 5, range updates and range deletes); version 7 stores a
      * leaf with a head of its own, checksummed, that a read can fetch without the leaf's filters
-     * (tag 'P').
+     * (tag 'P'); version 8 stores a basement in chunks compressed one by one (tag 'K') and a leaf
+     * with the chunk maps of its basements (tag 'Q'), so a point read can fetch one chunk.
      */
-    static final int FORMAT_VERSION = 7;
+    static final int FORMAT_VERSION = 8;
 
     /**
-     * The oldest format version this code reads: version 6 is version 7 with leaves of the older
-     * form (tag 'L', read whole), versions 4 and 5 besides without range messages (and 4 without
-     * updates), a version 3 file one whose filters each have one part besides; their header says 7
-     * from their first checkpoint here on. Files of older versions are refused by name.
+     * The oldest format version this code reads: version 7 is version 8 with basements compressed
+     * whole (tag 'B') and leaves without chunk maps (tag 'P'), version 6 besides with leaves of the
+     * older form (tag 'L', read whole), versions 4 and 5 besides without range messages (and 4
+     * without updates), a version 3 file one whose filters each have one part besides; their header
+     * says 8 from their first checkpoint here on. Files of older versions are refused by name.
      */
     static final int OLDEST_READABLE_VERSION = 3;
 
-    /** Bytes of a header (versions 1 to 7), CRC included. */
+    /** Bytes of a header (versions 1 to 8), CRC included. */
     static final int SIZE = 128;
 
     private static final int CRC_OFFSET = SIZE - 4;

@@ -1,10 +1,13 @@
 package io.betree.internal.tree;
 
 import io.betree.compression.BlockCompressor;
+import io.betree.compression.Compressors;
+import io.betree.compression.NoneCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A basement node: a sorted run of rows that is one block of its own, so a query reads and caches
@@ -17,7 +20,9 @@ import java.nio.ByteBuffer;
  * is its {@link Expiry} stored form, which the value length counts. A row without a timestamp is
  * visible to every snapshot; older versions exist only while a snapshot may still need them. An
  * expiring row reads as absent from its expiry on, and a rewrite drops it then.
- * {@code index} holds each row's offset for binary search.
+ * {@code index} holds each row's offset for binary search. Basements are stored in chunks
+ * ({@link BasementChunks}); this layout is what the chunks hold, and was the stored form of format
+ * versions before 8.
  */
 public final class Basement extends CacheEntry {
     static final byte TAG = 'B';
@@ -27,8 +32,13 @@ public final class Basement extends CacheEntry {
     static final int HAS_TS = 2;
     static final int EXPIRES = 4;
 
+    /** The block is stored as it is: its chunks are compressed. */
+    private static final BlockCompressor STORED_RAW = Compressors.forId(NoneCompressor.ID);
+
     private final NodeMemory memory;
-    private final BlockCompressor codec;
+    private final BasementChunks chunks;
+    /** Mixed with the modification count into the stamp of each version this object writes. */
+    private final long salt = ThreadLocalRandom.current().nextLong();
     private ByteBuf data;
     private ByteBuf index;
     /** Views of {@code data} and {@code index} for reads ({@link NodeMemory#view}); replaced with them. */
@@ -42,10 +52,10 @@ public final class Basement extends CacheEntry {
     private byte plainRows;
 
     /** A basement over {@code data} and its row index {@code index}, both its own from now on. */
-    Basement(long blockNumber, NodeMemory memory, BlockCompressor codec, ByteBuf data, ByteBuf index, int count) {
+    Basement(long blockNumber, NodeMemory memory, BasementChunks chunks, ByteBuf data, ByteBuf index, int count) {
         super(blockNumber);
         this.memory = memory;
-        this.codec = codec;
+        this.chunks = chunks;
         setData(data);
         setIndex(index);
         this.count = count;
@@ -63,10 +73,10 @@ public final class Basement extends CacheEntry {
     }
 
     /** A basement with no rows. */
-    static Basement empty(long blockNumber, NodeMemory memory, BlockCompressor codec) {
+    static Basement empty(long blockNumber, NodeMemory memory, BasementChunks chunks) {
         ByteBuf data = memory.allocate(256);
         data.writeByte(TAG).writeInt(0);
-        return new Basement(blockNumber, memory, codec, data, memory.allocate(64), 0);
+        return new Basement(blockNumber, memory, chunks, data, memory.allocate(64), 0);
     }
 
     // ---- row layout ----
@@ -83,7 +93,7 @@ public final class Basement extends CacheEntry {
         return buf.getShort(off) & 0xffff;
     }
 
-    private static int keyOffset(ByteBuffer buf, int off) {
+    static int keyOffset(ByteBuffer buf, int off) {
         return off + ROW_HEADER + tsBytes(flags(buf, off));
     }
 
@@ -517,7 +527,7 @@ public final class Basement extends CacheEntry {
         for (int p = from; p < count; p++) {
             rightIndex.writeInt(offset(p) - start + HEADER);
         }
-        Basement right = new Basement(blockNumber, memory, codec, rightData, rightIndex, count - from);
+        Basement right = new Basement(blockNumber, memory, chunks, rightData, rightIndex, count - from);
         data.writerIndex(start);
         index.writerIndex(from * 4);
         count = from;
@@ -569,9 +579,69 @@ public final class Basement extends CacheEntry {
         data.setInt(1, count);
     }
 
+    // ---- the stored form, for BasementChunks ----
+
+    /** The rows' bytes: a view for absolute reads, valid until the basement next changes. */
+    ByteBuffer rows() {
+        return dataView;
+    }
+
+    /** Where row {@code pos} starts in {@link #rows}; rows lie in order, one after another. */
+    int rowOffset(int pos) {
+        return offset(pos);
+    }
+
+    /** Where the last row ends in {@link #rows}. */
+    int rowsEnd() {
+        return data.writerIndex();
+    }
+
+    /** Whether row {@code pos} (above 0) is a version of the key of row {@code pos - 1}. */
+    boolean sameKeyAsPrevious(int pos) {
+        return sameKey(pos - 1, pos);
+    }
+
+    /**
+     * The shortest key above row {@code pos - 1}'s key and at most row {@code pos}'s, which differ:
+     * the latter cut just past their common prefix.
+     */
+    byte[] separatorBefore(int pos) {
+        int a = offset(pos - 1);
+        int b = offset(pos);
+        int aKey = keyOffset(dataView, a);
+        int bKey = keyOffset(dataView, b);
+        int aLength = keyLength(dataView, a);
+        int bLength = keyLength(dataView, b);
+        int common = 0;
+        while (common < aLength && common < bLength && dataView.get(aKey + common) == dataView.get(bKey + common)) {
+            common++;
+        }
+        return Keys.copy(dataView, bKey, Math.min(bLength, common + 1));
+    }
+
+    /** Copies the rows in this class's layout (tag, count, rows) to {@code out}: what the chunks hold. */
+    void copyRows(ByteBuf out) {
+        out.writeBytes(data, 0, data.writerIndex());
+    }
+
+    /** The stamp of the version this object holds: random for each object and modification count, never 0. */
+    private long stamp() {
+        long z = salt + modifications() * 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        z ^= z >>> 31;
+        return z == 0 ? 1 : z;
+    }
+
     @Override
     public BlockCompressor compressor() {
-        return codec;
+        return STORED_RAW;
+    }
+
+    /** Before leaves: a leaf written after its basements records their new chunk maps. */
+    @Override
+    protected boolean checkpointFirst() {
+        return true;
     }
 
     @Override
@@ -581,12 +651,12 @@ public final class Basement extends CacheEntry {
 
     @Override
     public int serializedSizeBound() {
-        return data.writerIndex();
+        return chunks.sizeBound(this);
     }
 
     @Override
     public void serialize(ByteBuf out) {
-        out.writeBytes(data, 0, data.writerIndex());
+        chunks.write(this, out, stamp());
     }
 
     @Override

@@ -11,7 +11,6 @@ import static io.betree.internal.tree.Basement.keyLength;
 import static io.betree.internal.tree.Basement.rowLength;
 import static io.betree.internal.tree.Basement.tsBytes;
 
-import io.betree.compression.BlockCompressor;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
@@ -22,7 +21,26 @@ final class BasementLoader {
     }
 
     /**
-     * Takes ownership of {@code data}, a stored basement, and indexes it. Lengths and flags are
+     * Takes ownership of {@code stored}, a stored basement of either form (chunked, or whole as
+     * versions before 8 wrote it), and makes it a basement that writes with {@code chunks}.
+     *
+     * @throws IllegalArgumentException if the bytes are not a well-formed basement
+     */
+    static Basement loadStored(long blockNumber, ByteBuf stored, NodeMemory memory, BasementChunks chunks) {
+        if (stored.readableBytes() == 0 || stored.getByte(stored.readerIndex()) != BasementChunks.TAG) {
+            return load(blockNumber, stored, memory, chunks);
+        }
+        ByteBuf data;
+        try {
+            data = BasementChunks.decodeWhole(stored, memory);
+        } finally {
+            memory.release(stored);
+        }
+        return load(blockNumber, data, memory, chunks);
+    }
+
+    /**
+     * Takes ownership of {@code data}, a basement in {@link Basement}'s layout, and indexes it. Lengths and flags are
      * checked, so that no row reaches outside the block; the order of the rows is not: the block's
      * checksum already guards the bytes, order is what the basement's writer keeps (and
      * {@link TreeChecker} verifies), and comparing every row with the one before was a sixth of a
@@ -30,7 +48,7 @@ final class BasementLoader {
      *
      * @throws IllegalArgumentException if the bytes are not a well-formed basement
      */
-    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BlockCompressor codec) {
+    static Basement load(long blockNumber, ByteBuf data, NodeMemory memory, BasementChunks chunks) {
         ByteBuf index = null;
         try {
             if (data.readableBytes() < HEADER || data.getByte(0) != TAG) {
@@ -61,7 +79,7 @@ final class BasementLoader {
             if (off != end) {
                 throw new IllegalArgumentException("trailing bytes after the last row");
             }
-            return new Basement(blockNumber, memory, codec, data, index, n);
+            return new Basement(blockNumber, memory, chunks, data, index, n);
         } catch (RuntimeException e) {
             memory.release(data);
             memory.release(index);

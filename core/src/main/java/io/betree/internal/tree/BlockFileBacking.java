@@ -55,6 +55,28 @@ public final class BlockFileBacking implements BackingStore {
     }
 
     @Override
+    public ByteBuf fetchRange(long blockNumber, int from, int length) {
+        ByteBuf[] holder = new ByteBuf[1];
+        try {
+            ByteBuffer read = file.readRange(blockNumber, from, length, size -> {
+                holder[0] = memory.allocate(size);
+                return holder[0].nioBuffer(0, size);
+            });
+            return read == null ? memory.allocate(1) : holder[0].writerIndex(length);
+        } catch (IOException e) {
+            memory.release(holder[0]);
+            throw new BetreeIOException("reading part of block " + blockNumber + " of " + file.path(), e);
+        } catch (IllegalArgumentException e) {
+            memory.release(holder[0]);
+            throw new CorruptionException(file.path(), blockNumber,
+                    "a stored pointer names a block that does not exist (" + e.getMessage() + ")", e);
+        } catch (RuntimeException e) {
+            memory.release(holder[0]);
+            throw e;
+        }
+    }
+
+    @Override
     public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
         try {
             file.write(blockNumber, payload(image), codec);

@@ -6,10 +6,12 @@ import io.betree.compression.NoneCompressor;
 import io.betree.internal.cache.CacheEntry;
 import io.betree.internal.memory.NodeMemory;
 import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.zip.CRC32C;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
 
 /**
  * A leaf: the ordered list of its basements (block numbers, sizes and key filters) and the pivot
@@ -17,14 +19,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * on their own; the filters stay with the leaf, so a point read of a key that a basement lacks
  * usually ends here.
  *
- * <p>On-disk form (docs/format.md): tag {@code 'P'}, the head's length (4), the filters' length (4)
- * and the head's CRC32C (4), then the head: basement count (4), per basement its block number (8)
- * and size (4), then count-1 pivots as key length (2) and key bytes; then per basement its
- * {@link KeyFilter}. Pivot {@code i} is the smallest key that basement {@code i+1} may hold. The
- * block is stored uncompressed (the filters are random bits), so a read that needs no filters (a
- * scan, a hit) fetches the first few KB, checked by the head's own CRC, instead of some 100 KB
- * ({@link #readHead}). Leaves of format versions before 7 ({@link #TAG_WHOLE}) have no head
- * length or CRC, and are read whole.
+ * <p>On-disk form (docs/format.md): tag {@code 'Q'}, the lengths of the head, the filters and the
+ * chunk maps (4 each) and the head's CRC32C (4), then the head: basement count (4), per basement
+ * its block number (8) and size (4), then count-1 pivots as key length (2) and key bytes; then per
+ * basement its {@link KeyFilter}; then the chunk maps: their CRC32C (4) and a {@link ChunkMap} entry
+ * for each basement whose stored chunks the leaf knew when it was written. Pivot {@code i} is the
+ * smallest key that basement {@code i+1} may hold. The block is stored uncompressed (the filters
+ * are random bits), so a read that needs no filters (a scan, a hit) fetches the first few KB,
+ * checked by the head's own CRC, instead of some 100 KB ({@link #readHead}), and a point read of an
+ * uncached basement reads the maps alone ({@link #chunkMaps}). Leaves of format version 7
+ * ({@link #TAG_NO_MAPS}) have no maps; those of versions before ({@link #TAG_WHOLE}) no head length
+ * or CRC either, and are read whole.
  *
  * <p>The filters are most of a leaf's memory (about 100 KB for 64 K rows, the rest a few KB). A
  * clean leaf the cache would evict first {@linkplain #shed sheds} them instead and keeps its basement
@@ -37,11 +42,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * read shed filters back at once: callers hold the leaf's latch.
  */
 final class LeafNode extends CacheEntry {
-    static final byte TAG = 'P';
+    static final byte TAG = 'Q';
+    /** The tag of leaves stored by format version 7: no chunk maps; still read. */
+    static final byte TAG_NO_MAPS = 'P';
     /** The tag of leaves stored by format versions before 7: no head length or CRC; still read. */
     static final byte TAG_WHOLE = 'L';
-    /** Bytes in front of a stored leaf's head: tag, head length, filters length, head CRC. */
-    private static final int HEAD_START = 13;
+    /** Bytes in front of a stored leaf's head: tag, the lengths of head, filters and maps, head CRC. */
+    private static final int HEAD_START = 17;
+    /** As {@link #HEAD_START}, for {@link #TAG_NO_MAPS}, which has no maps length. */
+    private static final int HEAD_START_NO_MAPS = 13;
     /** Leaves are stored as they are: the filters that fill them do not compress, and the head is read alone. */
     private static final BlockCompressor STORED_RAW = Compressors.forId(NoneCompressor.ID);
 
@@ -56,8 +65,22 @@ final class LeafNode extends CacheEntry {
     /** Set while the filters are shed; written with {@link #reading} held or by the evictor alone. */
     private volatile boolean shed;
     private final ReentrantLock reading = new ReentrantLock();
+    /**
+     * Where the leaf's block holds its chunk maps: offset in the block's contents times 2^32 plus
+     * length, or 0 when it holds none (or they did not check out). Set by each write of the leaf,
+     * which may run beside readers.
+     */
+    private final AtomicLong mapsPlace = new AtomicLong();
+    /** The chunk maps held, a view of {@link #mapsOwned}; null when not held. */
+    private volatile Maps maps;
+    /** The buffer the maps held live in: read alone, or gathered by a split or merge; or null. */
+    private ByteBuf mapsOwned;
 
-    /** Where a leaf that shed its filters reads them back from. */
+    /** Chunk map entries ({@link ChunkMap}) at {@code [start, end)} of {@code view}, checked. */
+    record Maps(ByteBuffer view, int start, int end) {
+    }
+
+    /** Where a leaf that shed its filters reads them back from, and reads its chunk maps. */
     interface FilterSource {
         /**
          * The leaf stored in {@code block}, parsed; the caller takes its filters and image.
@@ -65,6 +88,15 @@ final class LeafNode extends CacheEntry {
          * @throws io.betree.internal.fault.CorruptionException if the stored block is damaged
          */
         LeafNode readStored(long block);
+
+        /**
+         * Bytes {@code [from, from + length)} of {@code block}'s contents, unchecked, in a buffer the
+         * caller takes; its readable bytes are none if the range is not inside the block.
+         */
+        ByteBuf readPart(long block, int from, int length);
+
+        /** The newest chunk map entry written for basement {@code basement}, if still known; or null. */
+        byte[] recentMap(long basement);
 
         /** Tells the cache that {@code leaf}, pinned by a reader, grew by reading its filters back. */
         void grew(LeafNode leaf);
@@ -87,36 +119,55 @@ final class LeafNode extends CacheEntry {
      * or IndexOutOfBounds on bad bytes.
      */
     static LeafNode read(long blockNumber, ByteBuf in, NodeMemory memory, FilterSource source) {
+        ByteBuf data = in;
         try {
             List<byte[]> pivots = new ArrayList<>();
             List<Long> blocks = new ArrayList<>();
             List<Integer> sizes = new ArrayList<>();
-            byte tag = in.readByte();
-            if (tag == TAG) {
-                int headLength = checkedHeadLength(in);
-                int filtersLength = in.getInt(in.readerIndex() - 8);
-                if (filtersLength != in.readableBytes() - headLength) {
-                    throw new IllegalArgumentException("leaf's filters take " + (in.readableBytes() - headLength)
-                            + " bytes, its head says " + filtersLength);
+            int start = data.readerIndex();
+            byte tag = data.readByte();
+            long mapsAt = 0;
+            if (tag == TAG || tag == TAG_NO_MAPS) {
+                int headLength = checkedHeadLength(data, tag == TAG);
+                int filtersLength = data.getInt(start + 5);
+                int mapsLength = tag == TAG ? data.getInt(start + 9) : 0;
+                if (mapsLength < 0 || (long) filtersLength + mapsLength != data.readableBytes() - headLength) {
+                    throw new IllegalArgumentException("leaf's filters and maps take " + (data.readableBytes() - headLength)
+                            + " bytes, its head says " + filtersLength + " and " + mapsLength);
                 }
-                readHeadFields(in.readSlice(headLength), pivots, blocks, sizes, true);
+                readHeadFields(data.readSlice(headLength), pivots, blocks, sizes, true);
+                if (mapsLength > 0) {
+                    // Covered by the block's CRC here: maps that do not check out are a malformed leaf.
+                    int mapsStart = data.writerIndex() - mapsLength;
+                    if (checkedMaps(NodeMemory.view(data), mapsStart, mapsLength) == null) {
+                        throw new IllegalArgumentException("leaf's chunk maps are malformed");
+                    }
+                    // A leaf read whole is read for its filters, which fill the cache as it is: the
+                    // maps stay on disk until a chunk read or a write of the leaf asks (chunkMaps).
+                    ByteBuf filtersOnly = memory.allocate(filtersLength);
+                    filtersOnly.writeBytes(data, data.readerIndex(), filtersLength);
+                    memory.release(data);
+                    data = filtersOnly;
+                    mapsAt = place(mapsStart - start, mapsLength);
+                }
             } else if (tag == TAG_WHOLE) {
-                readHeadFields(in, pivots, blocks, sizes, false);
+                readHeadFields(data, pivots, blocks, sizes, false);
             } else {
                 throw new IllegalArgumentException("not a leaf node");
             }
             List<KeyFilter> filters = new ArrayList<>(blocks.size());
             for (int i = 0; i < blocks.size(); i++) {
-                filters.add(KeyFilter.read(memory, in));
+                filters.add(KeyFilter.read(memory, data));
             }
-            if (in.isReadable()) {
+            if (data.isReadable()) {
                 throw new IllegalArgumentException("trailing bytes after leaf node");
             }
             LeafNode leaf = new LeafNode(blockNumber, memory, source, pivots, blocks, sizes, filters);
-            leaf.image = in;
+            leaf.image = data;
+            leaf.mapsPlace.set(mapsAt);
             return leaf;
         } catch (RuntimeException e) {
-            memory.release(in);
+            memory.release(data);
             throw e;
         }
     }
@@ -129,20 +180,27 @@ final class LeafNode extends CacheEntry {
      */
     static LeafNode readHead(long blockNumber, ByteBuf in, NodeMemory memory, FilterSource source) {
         try {
-            if (in.readableBytes() < HEAD_START || in.readByte() != TAG) {
+            byte tag = in.readableBytes() < HEAD_START ? 0 : in.readByte();
+            if (tag != TAG && tag != TAG_NO_MAPS) {
                 return null;
             }
+            int headStart = tag == TAG ? HEAD_START : HEAD_START_NO_MAPS;
             int headLength = in.getInt(in.readerIndex());
-            if (headLength < 0 || headLength > in.readableBytes() - 12) {
+            if (headLength < 0 || headLength > in.readableBytes() - (headStart - 1)) {
                 return null;
             }
-            checkedHeadLength(in);
+            int filtersLength = in.getInt(in.readerIndex() + 4);
+            int mapsLength = tag == TAG ? in.getInt(in.readerIndex() + 8) : 0;
+            checkedHeadLength(in, tag == TAG);
             List<byte[]> pivots = new ArrayList<>();
             List<Long> blocks = new ArrayList<>();
             List<Integer> sizes = new ArrayList<>();
             readHeadFields(in.readSlice(headLength), pivots, blocks, sizes, true);
             LeafNode leaf = new LeafNode(blockNumber, memory, source, pivots, blocks, sizes, new ArrayList<>());
             leaf.shed = true;
+            if (mapsLength > 0 && filtersLength >= 0) {
+                leaf.mapsPlace.set(place(headStart + headLength + filtersLength, mapsLength));
+            }
             return leaf;
         } finally {
             memory.release(in);
@@ -150,13 +208,16 @@ final class LeafNode extends CacheEntry {
     }
 
     /**
-     * Reads the head length, filters length and CRC that follow a leaf's tag, checks the CRC over
-     * the head that follows them in {@code in}, and returns the head's length; {@code in} is left
-     * at the head.
+     * Reads the head length, filters length, maps length ({@code withMaps}) and CRC that follow a
+     * leaf's tag, checks the CRC over the head that follows them in {@code in}, and returns the
+     * head's length; {@code in} is left at the head.
      */
-    private static int checkedHeadLength(ByteBuf in) {
+    private static int checkedHeadLength(ByteBuf in, boolean withMaps) {
         int headLength = in.readInt();
         int filtersLength = in.readInt();
+        if (withMaps) {
+            in.readInt(); // the maps' length: the caller checks it
+        }
         int crc = in.readInt();
         if (headLength < 4 || headLength > in.readableBytes() || filtersLength < 0) {
             throw new IllegalArgumentException("impossible leaf head of " + headLength + " bytes (filters "
@@ -199,6 +260,93 @@ final class LeafNode extends CacheEntry {
         }
     }
 
+    private static long place(int offset, int length) {
+        return length <= 0 ? 0 : (long) offset << 32 | length;
+    }
+
+    /**
+     * The chunk maps in the {@code length} bytes at {@code start} of {@code view} (their CRC32C, then
+     * entries), or null when they do not check out.
+     */
+    private static Maps checkedMaps(ByteBuffer view, int start, int length) {
+        if (length < 4) {
+            return null;
+        }
+        int end = start + length;
+        CRC32C crc = new CRC32C();
+        crc.update(view.duplicate().limit(end).position(start + 4));
+        if ((int) crc.getValue() != view.getInt(start)) {
+            return null;
+        }
+        for (int at = start + 4; at < end; ) {
+            int entry = ChunkMap.check(view, at, end);
+            if (entry < 0) {
+                return null;
+            }
+            at += entry;
+        }
+        return new Maps(view, start + 4, end);
+    }
+
+    /**
+     * The chunk maps of this leaf's basements as its block holds them, read from the block when not
+     * held; null when it holds none or they do not check out. Valid while the caller holds the
+     * leaf pinned: only the evictor drops them, and it never takes a pinned leaf. The maps are
+     * hints: an entry may describe a basement version since replaced ({@link ChunkMap}).
+     */
+    Maps chunkMaps() {
+        Maps held = maps;
+        if (held != null || mapsPlace.get() == 0) {
+            return held;
+        }
+        reading.lock();
+        try {
+            long place = mapsPlace.get();
+            if (maps != null || place == 0) {
+                return maps;
+            }
+            int length = (int) place;
+            ByteBuf part = source.readPart(blockNumber(), (int) (place >>> 32), length);
+            Maps read = part.readableBytes() == length ? checkedMaps(NodeMemory.view(part), part.readerIndex(), length)
+                    : null;
+            if (read == null) {
+                // Written again since this leaf learned where they were, or damaged: whole reads tell.
+                memory.release(part);
+                mapsPlace.compareAndSet(place, 0);
+                return null;
+            }
+            mapsOwned = part;
+            maps = read;
+            source.grew(this);
+            return read;
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    /**
+     * Keeps, in a buffer of its own, the entries of {@code sources}' chunk maps (held, or null)
+     * that name this leaf's basements, in place of the maps it holds: for a split or merge, whose
+     * new leaf's block holds no maps yet. The caller has the leaf to itself.
+     */
+    private void keepMapsOf(Maps... sources) {
+        int length = 0;
+        for (Maps m : sources) {
+            length += m == null ? 0 : m.end() - m.start();
+        }
+        ByteBuf kept = memory.allocate(Math.max(1, length));
+        for (Maps m : sources) {
+            for (int at = m == null ? 0 : m.start(); m != null && at < m.end(); at += m.view().getInt(at)) {
+                if (basements.contains(ChunkMap.block(m.view(), at))) {
+                    kept.writeBytes(m.view().duplicate().limit(at + m.view().getInt(at)).position(at));
+                }
+            }
+        }
+        memory.release(mapsOwned);
+        mapsOwned = kept;
+        maps = new Maps(NodeMemory.view(kept), 0, kept.writerIndex());
+    }
+
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
     boolean filtersHeld() {
         return !shed;
@@ -211,8 +359,12 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     protected boolean shed() {
+        boolean dropped = maps != null;
+        maps = null; // a view of the image, or of its own buffer
+        memory.release(mapsOwned);
+        mapsOwned = null;
         if (shed || image == null && filters.isEmpty()) {
-            return false;
+            return dropped;
         }
         filters.forEach(KeyFilter::release);
         filters.clear();
@@ -350,14 +502,16 @@ final class LeafNode extends CacheEntry {
      */
     byte[] moveTail(int start, LeafMaker maker) {
         holdFilters();
+        Maps ours = chunkMaps();
         int end = basements.size();
         byte[] separator = pivots.get(start - 1);
         List<KeyFilter> moved = new ArrayList<>(end - start);
         for (KeyFilter f : filters.subList(start, end)) {
             moved.add(f.ownCopy()); // this leaf's image stays with this leaf
         }
-        maker.make(new ArrayList<>(pivots.subList(start, end - 1)), new ArrayList<>(basements.subList(start, end)),
-                new ArrayList<>(basementBytes.subList(start, end)), moved);
+        LeafNode made = maker.make(new ArrayList<>(pivots.subList(start, end - 1)),
+                new ArrayList<>(basements.subList(start, end)), new ArrayList<>(basementBytes.subList(start, end)), moved);
+        made.keepMapsOf(ours);
         pivots.subList(start - 1, end - 1).clear();
         basements.subList(start, end).clear();
         basementBytes.subList(start, end).clear();
@@ -369,6 +523,8 @@ final class LeafNode extends CacheEntry {
     void absorb(byte[] separator, LeafNode right) {
         holdFilters();
         right.holdFilters();
+        Maps ours = chunkMaps();
+        Maps theirs = right.chunkMaps();
         pivots.add(separator);
         pivots.addAll(right.pivots);
         basements.addAll(right.basements);
@@ -377,11 +533,12 @@ final class LeafNode extends CacheEntry {
             filters.add(f.ownCopy()); // the right leaf's image goes with it
         }
         right.filters.clear(); // now this leaf's: freeing the right one leaves them
+        keepMapsOf(ours, theirs); // before either buffer goes
     }
 
     /** Makes a leaf from lists it then owns. */
     interface LeafMaker {
-        void make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
+        LeafNode make(List<byte[]> pivots, List<Long> basements, List<Integer> sizes, List<KeyFilter> filters);
     }
 
     @Override
@@ -395,7 +552,8 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     public long memoryBytes() {
-        long bytes = 64 + (image == null ? 0 : image.capacity()) + basements.size() * 48L;
+        long bytes = 64 + (image == null ? 0 : image.capacity()) + (mapsOwned == null ? 0 : mapsOwned.capacity())
+                + basements.size() * 48L;
         for (byte[] p : pivots) {
             bytes += 24 + p.length;
         }
@@ -408,14 +566,59 @@ final class LeafNode extends CacheEntry {
     @Override
     public int serializedSizeBound() {
         holdFilters(); // a shed leaf is clean and not written back; a checkpoint may still ask
-        int size = HEAD_START + 4 + basements.size() * 12;
+        int size = HEAD_START + 4 + basements.size() * 12 + 4;
         for (byte[] p : pivots) {
             size += 2 + p.length;
         }
         for (KeyFilter f : filters) {
             size += f.serializedSize();
         }
+        Maps held = chunkMaps();
+        for (long b : basements) {
+            size += mapEntryLength(b, held);
+        }
         return size;
+    }
+
+    /** The length of the chunk map entry of basement {@code b} this leaf would write now, 0 for none. */
+    private int mapEntryLength(long b, Maps held) {
+        byte[] recent = source.recentMap(b);
+        if (recent != null) {
+            return recent.length;
+        }
+        int at = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), b);
+        return at < 0 ? 0 : held.view().getInt(at);
+    }
+
+    /**
+     * Writes the chunk map entry of each basement known, the newest first ({@link RecentChunkMaps},
+     * then the maps held), with their CRC in front; nothing when none is known. An entry that has
+     * grown past the room its bound left (a basement written meanwhile) is left out.
+     */
+    private void writeMaps(ByteBuf out) {
+        Maps held = chunkMaps();
+        int start = out.writerIndex();
+        out.writeInt(0);
+        for (long b : basements) {
+            byte[] recent = source.recentMap(b);
+            if (recent != null) {
+                if (recent.length <= out.writableBytes()) {
+                    out.writeBytes(recent);
+                }
+                continue;
+            }
+            int at = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), b);
+            if (at >= 0 && held.view().getInt(at) <= out.writableBytes()) {
+                out.writeBytes(held.view().duplicate().limit(at + held.view().getInt(at)).position(at));
+            }
+        }
+        if (out.writerIndex() == start + 4) {
+            out.writerIndex(start);
+            return;
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(out.nioBuffer(start + 4, out.writerIndex() - start - 4));
+        out.setInt(start, (int) crc.getValue());
     }
 
     @Override
@@ -435,14 +638,20 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             f.write(out);
         }
+        int filtersEnd = out.writerIndex();
+        writeMaps(out);
         CRC32C crc = new CRC32C();
         crc.update(out.nioBuffer(head, headEnd - head));
-        out.setInt(start + 1, headEnd - head).setInt(start + 5, out.writerIndex() - headEnd)
-                .setInt(start + 9, (int) crc.getValue());
+        out.setInt(start + 1, headEnd - head).setInt(start + 5, filtersEnd - headEnd)
+                .setInt(start + 9, out.writerIndex() - filtersEnd).setInt(start + 13, (int) crc.getValue());
+        mapsPlace.set(place(filtersEnd - start, out.writerIndex() - filtersEnd));
     }
 
     @Override
     protected void releaseMemory() {
+        maps = null;
+        memory.release(mapsOwned);
+        mapsOwned = null;
         shed = false;
         filters.forEach(KeyFilter::release);
         filters.clear();

@@ -7,6 +7,7 @@ import io.betree.internal.cache.NodeCache;
 import io.betree.internal.memory.NodeMemory;
 import io.betree.internal.storage.BlockFile;
 import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,7 +26,14 @@ final class NodeStore {
     private final NodeCache cache;
     private final BlockFile file;
     private volatile BlockCompressor codec;
-    /** Where leaves read shed filters back from: their blocks, read again ({@link LeafNode#shed}). */
+    /** The chunk maps of the basements written lately, for the leaves' next writes and for reads. */
+    private final RecentChunkMaps recentMaps = new RecentChunkMaps();
+    /** How basements are written: in chunks of {@link #codec}. */
+    private volatile BasementChunks chunks;
+    /**
+     * Where leaves read shed filters and their chunk maps from ({@link LeafNode#shed}), and find
+     * their basements' newest maps.
+     */
     private final LeafNode.FilterSource filterSource = new LeafNode.FilterSource() {
         @Override
         public LeafNode readStored(long block) {
@@ -38,6 +46,16 @@ final class NodeStore {
         }
 
         @Override
+        public ByteBuf readPart(long block, int from, int length) {
+            return cache.fetchRange(block, from, length);
+        }
+
+        @Override
+        public byte[] recentMap(long basement) {
+            return recentMaps.get(basement);
+        }
+
+        @Override
         public void grew(LeafNode leaf) {
             cache.remeasure(leaf);
         }
@@ -46,7 +64,7 @@ final class NodeStore {
     NodeStore(NodeCache cache, BlockFile file, BlockCompressor codec) {
         this.cache = cache;
         this.file = file;
-        this.codec = codec;
+        useCodec(codec);
     }
 
     NodeMemory memory() {
@@ -59,6 +77,7 @@ final class NodeStore {
 
     /** Nodes created from now on are compressed with {@code codec} (leaves are stored as they are). */
     void useCodec(BlockCompressor codec) {
+        this.chunks = new BasementChunks(codec, recentMaps);
         this.codec = codec;
     }
 
@@ -106,6 +125,62 @@ final class NodeStore {
             }
         }
         return ahead;
+    }
+
+    /**
+     * The rows of the one chunk of basement {@code at} of the pinned {@code leaf} that may hold
+     * {@code key}, read alone from the basement's block as a basement not in the cache, for the
+     * caller to read and {@link #dropChunk drop}; null, having read nothing or nothing usable, when
+     * the basement's map is unknown or the chunk does not check out against it (a map of another
+     * version, or damage: the caller then pins the basement whole, which tells them apart).
+     */
+    Basement readChunk(LeafNode leaf, int at, byte[] key) {
+        long block = leaf.basements.get(at);
+        byte[] recent = recentMaps.get(block);
+        ByteBuffer map;
+        int entry;
+        if (recent != null) {
+            map = ByteBuffer.wrap(recent);
+            entry = 0;
+        } else {
+            LeafNode.Maps held = leaf.chunkMaps();
+            entry = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), block);
+            if (entry < 0) {
+                return null;
+            }
+            map = held.view();
+        }
+        int chunk = ChunkMap.chunkFor(map, entry, key);
+        int from = ChunkMap.recordStart(map, entry, chunk);
+        ByteBuf record = cache.fetchRange(block, from, ChunkMap.recordStart(map, entry, chunk + 1) - from);
+        ByteBuf rows;
+        try {
+            rows = BasementChunks.decodeChunk(record, ChunkMap.stamp(map, entry), memory());
+        } finally {
+            memory().release(record);
+        }
+        if (rows == null) {
+            return null;
+        }
+        try {
+            return BasementLoader.load(block, rows, memory(), chunks); // takes rows
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            return null;
+        }
+    }
+
+    /** Releases a chunk's rows from {@link #readChunk}. */
+    void dropChunk(Basement chunk) {
+        chunk.releaseMemory();
+    }
+
+    /**
+     * Whether a point read of uncached basement {@code block} should read one chunk of it rather
+     * than the whole basement: when the cache is full, where the basement would only push out
+     * something else. A moment's view.
+     */
+    boolean readsChunkOf(long block) {
+        return cache.full() && !cache.isCached(block);
     }
 
     Basement pinBasement(long block) {
@@ -372,9 +447,11 @@ final class NodeStore {
         byte tag = data.readableBytes() > 0 ? data.getByte(data.readerIndex()) : 0;
         try {
             switch (tag) {
+                case BasementChunks.TAG:
                 case Basement.TAG:
-                    return BasementLoader.load(block, data, memory(), codec);
+                    return BasementLoader.loadStored(block, data, memory(), chunks); // takes data
                 case LeafNode.TAG:
+                case LeafNode.TAG_NO_MAPS:
                 case LeafNode.TAG_WHOLE:
                     return LeafNode.read(block, data, memory(), filterSource); // takes data
                 case InternalNode.TAG:
@@ -400,7 +477,7 @@ final class NodeStore {
 
     /** A new, empty basement, pinned and dirty. */
     Basement newBasement() {
-        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), codec);
+        Basement b = Basement.empty(file.allocateBlockNumber(), memory(), chunks);
         cache.add(b);
         return b;
     }

@@ -4,8 +4,9 @@ import io.betree.internal.cache.CacheEntry;
 
 /**
  * The point reads of one {@link BeTree}: down from the root, the newest put or delete of the key
- * that the snapshot sees in the buffers on the way, or else the leaf's filter and basement, with
- * the updates met above it applied ({@link PendingUpdates}). Locks as {@link BeTree#get} takes them:
+ * that the snapshot sees in the buffers on the way, or else the leaf's filter and basement (under
+ * a full cache, of an uncached basement only the chunk that may hold the key: {@link ChunkMap}),
+ * with the updates met above it applied ({@link PendingUpdates}). Locks as {@link BeTree#get} takes them:
  * the caller holds the tree's structure lock shared; the root latch is held while the root's
  * buffer is read, the subtree's latch from there down.
  *
@@ -122,13 +123,19 @@ final class PointRead {
                 misses.record(true);
                 return pending.over(null);
             }
-            Basement b = store.pinBasement(leaf.basements.get(at));
+            long block = leaf.basements.get(at);
+            Basement chunk = store.readsChunkOf(block) ? store.readChunk(leaf, at, key) : null;
+            Basement b = chunk != null ? chunk : store.pinBasement(block);
             try {
                 byte[] found = b.get(key, snapshotTs, pending.now());
                 misses.record(found == null);
                 return pending.over(found);
             } finally {
-                store.unpin(b, false);
+                if (chunk != null) {
+                    store.dropChunk(chunk);
+                } else {
+                    store.unpin(b, false);
+                }
             }
         } finally {
             store.unpin(node, false);

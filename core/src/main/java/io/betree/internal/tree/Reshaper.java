@@ -316,8 +316,11 @@ final class Reshaper {
         }
         for (int c = cuts.size() - 1; c >= 0; c--) {
             int start = cuts.get(c);
-            separators.add(0, leaf.moveTail(start,
-                    (pivots, blocks, sizes, filters) -> pieces.add(0, store.newLeaf(pivots, blocks, sizes, filters))));
+            separators.add(0, leaf.moveTail(start, (pivots, blocks, sizes, filters) -> {
+                LeafNode made = store.newLeaf(pivots, blocks, sizes, filters);
+                pieces.add(0, made);
+                return made;
+            }));
         }
     }
 

@@ -288,12 +288,12 @@ final class TreeChecker {
         }
     }
 
-    /** Reads the basement's stored form (see {@link Basement}) and checks its rows. */
+    /** Checks the basement's rows in their layout (see {@link Basement}), which its chunks hold. */
     private void checkBasement(Basement basement, byte[] lo, byte[] hi) {
         long block = basement.blockNumber();
         ByteBuf image = store.memory().allocate(Math.max(1, basement.bytes()));
         try {
-            basement.serialize(image);
+            basement.copyRows(image);
             int end = image.writerIndex();
             if (end < 5 || image.getByte(0) != Basement.TAG) {
                 throw fail(block, "a basement's stored form lacks its header");

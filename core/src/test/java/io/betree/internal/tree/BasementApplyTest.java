@@ -75,7 +75,7 @@ class BasementApplyTest {
         Random rnd = new Random(seed);
         NodeMemory memory = new NodeMemory();
         for (int round = 0; round < 30; round++) {
-            Basement basement = Basement.empty(1, memory, NONE);
+            Basement basement = Basement.empty(1, memory, new BasementChunks(NONE, new RecentChunkMaps()));
             TreeMap<byte[], List<Version>> model = new TreeMap<>(Keys::compare);
             long ts = 0;
             long horizon = 0;
@@ -119,7 +119,7 @@ class BasementApplyTest {
     @Test
     void versionsNoSnapshotCanSeeAreDropped() {
         NodeMemory memory = new NodeMemory();
-        Basement basement = Basement.empty(1, memory, NONE);
+        Basement basement = Basement.empty(1, memory, new BasementChunks(NONE, new RecentChunkMaps()));
         try {
             byte[] key = {5};
             for (long ts = 1; ts <= 3; ts++) {
@@ -159,15 +159,15 @@ class BasementApplyTest {
     }
 
     /**
-     * Walks the basement's stored form (layout in {@link Basement}) and checks the row invariants
+     * Walks the basement's rows (layout in {@link Basement}) and checks the row invariants
      * that reads and {@link Basement#apply}'s bulk copy rely on: keys in order, versions of a key
      * newest first, a row without a timestamp the last version of its key, no tombstone without
      * a timestamp. Loading does not check order, so the test must.
      */
     private static void assertRowsInOrder(Basement basement, NodeMemory memory) {
-        ByteBuf image = memory.allocate(Math.max(16, basement.serializedSizeBound()));
+        ByteBuf image = memory.allocate(Math.max(16, basement.bytes()));
         try {
-            basement.serialize(image);
+            basement.copyRows(image);
             ByteBuffer b = NodeMemory.view(image);
             int rows = b.getInt(1);
             assertEquals(basement.count(), rows);
@@ -255,7 +255,7 @@ class BasementApplyTest {
     @Test
     void sameLengthUpdatesEveryoneSeesOverwriteValuesInPlaceAndOthersRebuild() {
         NodeMemory memory = new NodeMemory();
-        Basement basement = Basement.empty(1, memory, NONE);
+        Basement basement = Basement.empty(1, memory, new BasementChunks(NONE, new RecentChunkMaps()));
         try {
             MessageBuffer load = new MessageBuffer(memory);
             for (int k = 0; k < 100; k++) {

@@ -129,7 +129,7 @@ class ExpiryTest {
         NodeMemory memory = new NodeMemory();
         AtomicLong clock = new AtomicLong(100);
         UpdateFunctions functions = appendWithClock(clock);
-        Basement basement = Basement.empty(1, memory, Compressors.create("none"));
+        Basement basement = Basement.empty(1, memory, new BasementChunks(Compressors.create("none"), new RecentChunkMaps()));
         try {
             MessageBuffer puts = new MessageBuffer(memory);
             for (int k = 0; k < 10; k++) {

@@ -26,6 +26,11 @@ class ForwardingBackingStore implements BackingStore {
     }
 
     @Override
+    public ByteBuf fetchRange(long blockNumber, int from, int length) {
+        return delegate.fetchRange(blockNumber, from, length);
+    }
+
+    @Override
     public void writeBack(long blockNumber, ByteBuf image, BlockCompressor codec) {
         delegate.writeBack(blockNumber, image, codec);
     }

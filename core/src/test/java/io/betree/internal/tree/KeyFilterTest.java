@@ -232,7 +232,7 @@ class KeyFilterTest {
                 }
             }
             messages.consolidate();
-            Basement basement = Basement.empty(1, memory, Compressors.create("none"));
+            Basement basement = Basement.empty(1, memory, new BasementChunks(Compressors.create("none"), new RecentChunkMaps()));
             basement.apply(messages, 0, messages.sortedCount(), Long.MAX_VALUE, UpdateFunctions.NONE);
             return basement;
         } finally {

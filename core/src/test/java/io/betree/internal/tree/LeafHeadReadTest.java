@@ -145,7 +145,7 @@ class LeafHeadReadTest {
             ByteBuf data = new BlockFileBacking(file, memory).fetch(block);
             byte tag = data.getByte(0);
             memory.release(data);
-            if (tag == LeafNode.TAG || tag == LeafNode.TAG_WHOLE) {
+            if (tag == LeafNode.TAG || tag == LeafNode.TAG_NO_MAPS || tag == LeafNode.TAG_WHOLE) {
                 leaves.add(block);
             }
         }
@@ -205,27 +205,48 @@ class LeafHeadReadTest {
     }
 
     @Test
-    void leavesOfTheOlderFormReadWholeAndAreWrittenBackInTheNewOne() throws IOException {
+    void leavesAndBasementsOfOlderFormsAreReadAndWrittenBackInTheNewOnes() throws IOException {
         long root = writeTree(150_000, 8);
         List<Long> leaves = leafBlocks(root);
         assertTrue(leaves.size() > 4, "leaves: " + leaves.size());
         BlockCompressor lz4 = Compressors.create("lz4");
         BlockCompressor none = Compressors.forId(0);
+        int olderBasements = 0;
         for (int i = 0; i < leaves.size(); i++) {
-            // The older form: tag 'L', then the head and the filters with nothing between. Stored
-            // compressed, as the older code did, or raw, as it did when that was no larger.
             ByteBuffer stored = file.read(leaves.get(i), ByteBuffer::allocate);
-            ByteBuffer older = ByteBuffer.allocate(stored.remaining() - 12);
-            older.put(LeafNode.TAG_WHOLE).put(stored.position(13)).flip();
-            file.write(leaves.get(i), older, i % 2 == 0 ? lz4 : none);
+            int headLength = stored.getInt(1);
+            int filtersLength = stored.getInt(5);
+            ByteBuffer headAndFilters = stored.duplicate().position(17).limit(17 + headLength + filtersLength);
+            if (i % 3 < 2) {
+                // Versions 3 to 6: tag 'L', then the head and the filters with nothing between. Stored
+                // compressed, as the older code did, or raw, as it did when that was no larger.
+                ByteBuffer older = ByteBuffer.allocate(1 + headLength + filtersLength);
+                older.put(LeafNode.TAG_WHOLE).put(headAndFilters).flip();
+                file.write(leaves.get(i), older, i % 3 == 0 ? lz4 : none);
+            } else {
+                // Version 7: tag 'P', the lengths of head and filters, the head's CRC; no chunk maps.
+                ByteBuffer older = ByteBuffer.allocate(13 + headLength + filtersLength);
+                older.put(LeafNode.TAG_NO_MAPS).putInt(headLength).putInt(filtersLength).putInt(stored.getInt(13))
+                        .put(headAndFilters).flip();
+                file.write(leaves.get(i), older, none);
+            }
+            // Versions before 8 stored a basement's rows whole, compressed by the block's codec.
+            long basement = stored.getLong(17 + 4);
+            ByteBuf chunked = new BlockFileBacking(file, memory).fetch(basement);
+            ByteBuf rows = BasementChunks.decodeWhole(chunked, memory);
+            file.write(basement, rows.nioBuffer(), lz4);
+            memory.release(chunked);
+            memory.release(rows);
+            olderBasements++;
         }
         file.checkpoint(null);
         assertEquals(leaves, leafBlocks(root));
 
         BeTree tree = reopen(root);
         assertScanMatchesModel(tree);
-        assertTrue(backing.count(LeafNode.TAG_WHOLE, false) >= leaves.size(),
-                "older leaves read whole");
+        assertTrue(backing.count(LeafNode.TAG_WHOLE, false) + backing.count(LeafNode.TAG_NO_MAPS, true)
+                + backing.count(LeafNode.TAG_NO_MAPS, false) >= leaves.size(), "older leaves read");
+        assertEquals(olderBasements, backing.count(Basement.TAG, false), "older basements read");
         // Enough writes to pass the root's size: flushes carry them down to leaves.
         for (int i = 0; i < 40_000; i++) {
             byte[] key = new byte[8];
@@ -265,7 +286,7 @@ class LeafHeadReadTest {
         long root = writeTree(40_000, 8);
         long leaf = leafBlocks(root).get(0);
         ByteBuffer stored = file.read(leaf, ByteBuffer::allocate);
-        stored.put(20, (byte) (stored.get(20) ^ 1)); // a byte of the first basement's block number
+        stored.put(24, (byte) (stored.get(24) ^ 1)); // a byte of the first basement's block number
         file.write(leaf, stored, Compressors.forId(0)); // the block's own CRC is right again
         file.checkpoint(null);
         BeTree tree = reopen(root);

@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * A backing store that records every block fetched through it: its number, its payload's tag,
  * and whether the fetch returned a part of the block (exactly the bytes a
- * {@link #fetchPrefix} asked for) rather than all of it. Thread-safe: reads and flushes fetch on
+ * {@link #fetchPrefix} asked for) rather than all of it; and, apart, every range read
+ * ({@link #fetchRange}: a leaf's chunk maps, a basement's chunk). Thread-safe: reads and flushes fetch on
  * several threads.
  */
 final class RecordingBacking extends ForwardingBackingStore {
@@ -17,6 +18,7 @@ final class RecordingBacking extends ForwardingBackingStore {
     }
 
     private final List<Fetch> fetched = new ArrayList<>();
+    private final List<Long> ranges = new ArrayList<>();
 
     RecordingBacking(BackingStore real) {
         super(real);
@@ -31,6 +33,21 @@ final class RecordingBacking extends ForwardingBackingStore {
     public ByteBuf fetchPrefix(long blockNumber, int bytes) {
         ByteBuf data = super.fetchPrefix(blockNumber, bytes);
         return recorded(blockNumber, data, data.readableBytes() == bytes);
+    }
+
+    @Override
+    public ByteBuf fetchRange(long blockNumber, int from, int length) {
+        synchronized (fetched) {
+            ranges.add(blockNumber);
+        }
+        return super.fetchRange(blockNumber, from, length);
+    }
+
+    /** The blocks of the range reads so far, oldest first. */
+    List<Long> ranges() {
+        synchronized (fetched) {
+            return new ArrayList<>(ranges);
+        }
     }
 
     private ByteBuf recorded(long blockNumber, ByteBuf data, boolean part) {
@@ -51,6 +68,7 @@ final class RecordingBacking extends ForwardingBackingStore {
     void clear() {
         synchronized (fetched) {
             fetched.clear();
+            ranges.clear();
         }
     }
 

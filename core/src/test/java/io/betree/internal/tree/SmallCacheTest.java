@@ -136,10 +136,11 @@ class SmallCacheTest {
                 List<CacheEntry> root = holdRoot(cache, tree, msn);
                 try {
                     for (int round = 0; round < 100 && toRoot == 0; round++) {
-                        // Reads of older rows fill the cache, and the evictor drops the rest, in
-                        // time the rightmost path too.
-                        for (int i = 0; i < 2_000; i++) {
-                            tree.get(key(rnd.nextInt(100_000)), msn);
+                        // Scans of older rows fill the cache with their basements, and the
+                        // evictor drops the rest, in time the rightmost path too. (Point reads
+                        // would not: under a full cache they read a chunk of a basement.)
+                        for (int i = 0; i < 200; i++) {
+                            tree.scanBatch(key(rnd.nextInt(100_000)), null, msn, null, null);
                         }
                         long k = next++;
                         long m = ++msn;

@@ -1,0 +1,48 @@
+package io.betree.internal.tree;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The chunk maps ({@link ChunkMap}) of the basements a tree wrote last, by block number: a
+ * basement's write cannot reach its leaf (a basement does not know its leaf, and the leaf may be
+ * written before or after it), so it leaves its map here, where the leaf's next write and the point
+ * reads of the basement find it. Holds the newest {@link #CAPACITY} maps; an older one falls back
+ * to what the leaf's block holds, which a chunk read checks by its stamp.
+ *
+ * <p>Thread-safe.
+ */
+final class RecentChunkMaps {
+    /** Maps kept: some 150 bytes of heap each (a 64 KiB basement has about eight chunks). */
+    static final int CAPACITY = 8192;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final LinkedHashMap<Long, byte[]> maps = new LinkedHashMap<>(256, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, byte[]> eldest) {
+            return size() > CAPACITY;
+        }
+    };
+
+    /** Records {@code entry} as the map of the newest stored version of basement {@code block}. */
+    void put(long block, byte[] entry) {
+        lock.lock();
+        try {
+            maps.remove(block); // to the youngest end
+            maps.put(block, entry);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The map of the newest version of basement {@code block} written lately, or null. */
+    byte[] get(long block) {
+        lock.lock();
+        try {
+            return maps.get(block);
+        } finally {
+            lock.unlock();
+        }
+    }
+}
