@@ -585,8 +585,10 @@ class CorruptionTest {
                 p.putLong(15, p.getLong(15) ^ 1);
                 DataFileLayout.fixChunkCrc(p, 15);
             });
-            case "leaf whose chunk maps do not match their checksum" ->
-                    rewritePayload(file, leaf, p -> p.put(p.limit() - 1, (byte) (p.get(p.limit() - 1) ^ 1)));
+            case "leaf whose chunk maps do not match their checksum" -> rewritePayload(file, leaf, p -> {
+                int lastOfMaps = 17 + p.getInt(1) + p.getInt(9) - 1; // the maps follow the head
+                p.put(lastOfMaps, (byte) (p.get(lastOfMaps) ^ 1));
+            });
             case "unknown node tag" -> rewritePayload(file, leaf, p -> p.put(0, (byte) 'X'));
             // A leaf's head: basement count (4 bytes at 17), then the first basement's block (8 at 21).
             case "leaf with no basements" -> rewritePayload(file, leaf, leafHead(p -> p.putInt(17, 0)));
@@ -646,9 +648,9 @@ class CorruptionTest {
         assertTrue(outcome.contains(file.toString()), damage + ": message does not name the file: " + outcome);
     }
 
-    /** Where a leaf payload's first key filter starts: after the 17 bytes before its head, and the head. */
+    /** Where a leaf payload's first key filter starts: after the 17 bytes before its head, the head and the chunk maps. */
     private static int firstFilter(ByteBuffer leaf) {
-        return 17 + leaf.getInt(1);
+        return 17 + leaf.getInt(1) + leaf.getInt(9);
     }
 
     /** The first chunked basement whose first chunk is stored as it is (codec 0), of more than one row. */

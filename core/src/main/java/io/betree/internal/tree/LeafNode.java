@@ -21,13 +21,14 @@ import java.util.zip.CRC32C;
  *
  * <p>On-disk form (docs/format.md): tag {@code 'Q'}, the lengths of the head, the filters and the
  * chunk maps (4 each) and the head's CRC32C (4), then the head: basement count (4), per basement
- * its block number (8) and size (4), then count-1 pivots as key length (2) and key bytes; then per
- * basement its {@link KeyFilter}; then the chunk maps: their CRC32C (4) and a {@link ChunkMap} entry
- * for each basement whose stored chunks the leaf knew when it was written. Pivot {@code i} is the
- * smallest key that basement {@code i+1} may hold. The block is stored uncompressed (the filters
- * are random bits), so a read that needs no filters (a scan, a hit) fetches the first few KB,
- * checked by the head's own CRC, instead of some 100 KB ({@link #readHead}), and a point read of an
- * uncached basement reads the maps alone ({@link #chunkMaps}). Leaves of format version 7
+ * its block number (8) and size (4), then count-1 pivots as key length (2) and key bytes; then the
+ * chunk maps: their CRC32C (4) and a {@link ChunkMap} entry for each basement whose stored chunks
+ * the leaf knew when it was written; then per basement its {@link KeyFilter}. Pivot {@code i} is
+ * the smallest key that basement {@code i+1} may hold. The block is stored uncompressed (the
+ * filters are random bits), so a read that needs no filters (a scan, a hit) fetches the first few
+ * KB, checked by the head's own CRC, instead of some 100 KB ({@link #readHead}); the maps come
+ * with them when they fit, or are read alone when a point read of an uncached basement needs them
+ * ({@link #chunkMaps}). Leaves of format version 7
  * ({@link #TAG_NO_MAPS}) have no maps; those of versions before ({@link #TAG_WHOLE}) no head length
  * or CRC either, and are read whole.
  *
@@ -76,8 +77,18 @@ final class LeafNode extends CacheEntry {
     /** The buffer the maps held live in: read alone, or gathered by a split or merge; or null. */
     private ByteBuf mapsOwned;
 
-    /** Chunk map entries ({@link ChunkMap}) at {@code [start, end)} of {@code view}, checked. */
-    record Maps(ByteBuffer view, int start, int end) {
+    /**
+     * Chunk map entries ({@link ChunkMap}) at {@code [start, end)} of {@code view}, checked; entry
+     * {@code i} starts at {@code entries[i]}, which is usually basement {@code i}'s.
+     */
+    record Maps(ByteBuffer view, int start, int end, int[] entries) {
+        /** Where the entry of basement {@code block}, the leaf's basement {@code at}, starts; -1 if none. */
+        int find(int at, long block) {
+            if (at < entries.length && ChunkMap.block(view, entries[at]) == block) {
+                return entries[at];
+            }
+            return ChunkMap.find(view, start, end, block);
+        }
     }
 
     /** Where a leaf that shed its filters reads them back from, and reads its chunk maps. */
@@ -138,14 +149,14 @@ final class LeafNode extends CacheEntry {
                 readHeadFields(data.readSlice(headLength), pivots, blocks, sizes, true);
                 if (mapsLength > 0) {
                     // Covered by the block's CRC here: maps that do not check out are a malformed leaf.
-                    int mapsStart = data.writerIndex() - mapsLength;
-                    if (checkedMaps(NodeMemory.view(data), mapsStart, mapsLength) == null) {
+                    int mapsStart = data.readerIndex();
+                    if (checkedMaps(NodeMemory.view(data), mapsStart, mapsLength, blocks.size()) == null) {
                         throw new IllegalArgumentException("leaf's chunk maps are malformed");
                     }
                     // A leaf read whole is read for its filters, which fill the cache as it is: the
                     // maps stay on disk until a chunk read or a write of the leaf asks (chunkMaps).
                     ByteBuf filtersOnly = memory.allocate(filtersLength);
-                    filtersOnly.writeBytes(data, data.readerIndex(), filtersLength);
+                    filtersOnly.writeBytes(data, mapsStart + mapsLength, filtersLength);
                     memory.release(data);
                     data = filtersOnly;
                     mapsAt = place(mapsStart - start, mapsLength);
@@ -199,7 +210,10 @@ final class LeafNode extends CacheEntry {
             LeafNode leaf = new LeafNode(blockNumber, memory, source, pivots, blocks, sizes, new ArrayList<>());
             leaf.shed = true;
             if (mapsLength > 0 && filtersLength >= 0) {
-                leaf.mapsPlace.set(place(headStart + headLength + filtersLength, mapsLength));
+                leaf.mapsPlace.set(place(headStart + headLength, mapsLength));
+                if (mapsLength <= in.readableBytes()) {
+                    leaf.keepMapsRead(in, in.readerIndex(), mapsLength); // read with the head
+                }
             }
             return leaf;
         } finally {
@@ -268,7 +282,7 @@ final class LeafNode extends CacheEntry {
      * The chunk maps in the {@code length} bytes at {@code start} of {@code view} (their CRC32C, then
      * entries), or null when they do not check out.
      */
-    private static Maps checkedMaps(ByteBuffer view, int start, int length) {
+    private static Maps checkedMaps(ByteBuffer view, int start, int length, int basements) {
         if (length < 4) {
             return null;
         }
@@ -278,14 +292,40 @@ final class LeafNode extends CacheEntry {
         if ((int) crc.getValue() != view.getInt(start)) {
             return null;
         }
-        for (int at = start + 4; at < end; ) {
+        return entriesOf(view, start + 4, end, basements);
+    }
+
+    /** The entries at {@code [start, end)} of {@code view}, checked; null if they are not well-formed. */
+    private static Maps entriesOf(ByteBuffer view, int start, int end, int expected) {
+        int[] entries = new int[Math.max(1, expected)];
+        int n = 0;
+        for (int at = start; at < end; ) {
             int entry = ChunkMap.check(view, at, end);
             if (entry < 0) {
                 return null;
             }
+            if (n == entries.length) {
+                entries = java.util.Arrays.copyOf(entries, n * 2);
+            }
+            entries[n++] = at;
             at += entry;
         }
-        return new Maps(view, start + 4, end);
+        return new Maps(view, start, end, java.util.Arrays.copyOf(entries, n));
+    }
+
+    /**
+     * Holds the maps in the {@code length} bytes at {@code at} of {@code part}, copied, if they
+     * check out; otherwise leaves them to be read when asked for ({@link #chunkMaps}). For a leaf
+     * of its own, just made.
+     */
+    private void keepMapsRead(ByteBuf part, int at, int length) {
+        Maps read = checkedMaps(NodeMemory.view(part), at, length, basements.size());
+        if (read != null) {
+            ByteBuf own = memory.allocate(length - 4);
+            own.writeBytes(part, at + 4, length - 4);
+            mapsOwned = own;
+            maps = entriesOf(NodeMemory.view(own), 0, own.writerIndex(), basements.size());
+        }
     }
 
     /**
@@ -307,8 +347,8 @@ final class LeafNode extends CacheEntry {
             }
             int length = (int) place;
             ByteBuf part = source.readPart(blockNumber(), (int) (place >>> 32), length);
-            Maps read = part.readableBytes() == length ? checkedMaps(NodeMemory.view(part), part.readerIndex(), length)
-                    : null;
+            Maps read = part.readableBytes() == length
+                    ? checkedMaps(NodeMemory.view(part), part.readerIndex(), length, basements.size()) : null;
             if (read == null) {
                 // Written again since this leaf learned where they were, or damaged: whole reads tell.
                 memory.release(part);
@@ -344,7 +384,7 @@ final class LeafNode extends CacheEntry {
         }
         memory.release(mapsOwned);
         mapsOwned = kept;
-        maps = new Maps(NodeMemory.view(kept), 0, kept.writerIndex());
+        maps = entriesOf(NodeMemory.view(kept), 0, kept.writerIndex(), basements.size());
     }
 
     /** Whether the filters are in memory: false after {@link #shed}, until something reads them back. */
@@ -574,41 +614,45 @@ final class LeafNode extends CacheEntry {
             size += f.serializedSize();
         }
         Maps held = chunkMaps();
-        for (long b : basements) {
-            size += mapEntryLength(b, held);
+        for (int i = 0; i < basements.size(); i++) {
+            size += mapEntryLength(i, held);
         }
         return size;
     }
 
-    /** The length of the chunk map entry of basement {@code b} this leaf would write now, 0 for none. */
-    private int mapEntryLength(long b, Maps held) {
+    /** The length of the chunk map entry of basement {@code i} this leaf would write now, 0 for none. */
+    private int mapEntryLength(int i, Maps held) {
+        long b = basements.get(i);
         byte[] recent = source.recentMap(b);
         if (recent != null) {
             return recent.length;
         }
-        int at = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), b);
+        int at = held == null ? -1 : held.find(i, b);
         return at < 0 ? 0 : held.view().getInt(at);
     }
 
     /**
      * Writes the chunk map entry of each basement known, the newest first ({@link RecentChunkMaps},
-     * then the maps held), with their CRC in front; nothing when none is known. An entry that has
-     * grown past the room its bound left (a basement written meanwhile) is left out.
+     * then the maps held), with their CRC in front, in at most {@code room} bytes; nothing when
+     * none is known. An entry past the room (a basement written since the bound was taken, whose
+     * map grew) is left out.
      */
-    private void writeMaps(ByteBuf out) {
+    private void writeMaps(ByteBuf out, int room) {
         Maps held = chunkMaps();
         int start = out.writerIndex();
+        int limit = start + room;
         out.writeInt(0);
-        for (long b : basements) {
+        for (int i = 0; i < basements.size(); i++) {
+            long b = basements.get(i);
             byte[] recent = source.recentMap(b);
             if (recent != null) {
-                if (recent.length <= out.writableBytes()) {
+                if (out.writerIndex() + recent.length <= limit) {
                     out.writeBytes(recent);
                 }
                 continue;
             }
-            int at = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), b);
-            if (at >= 0 && held.view().getInt(at) <= out.writableBytes()) {
+            int at = held == null ? -1 : held.find(i, b);
+            if (at >= 0 && out.writerIndex() + held.view().getInt(at) <= limit) {
                 out.writeBytes(held.view().duplicate().limit(at + held.view().getInt(at)).position(at));
             }
         }
@@ -635,16 +679,20 @@ final class LeafNode extends CacheEntry {
             out.writeShort(p.length).writeBytes(p);
         }
         int headEnd = out.writerIndex();
+        int filtersBytes = 0;
+        for (KeyFilter f : filters) {
+            filtersBytes += f.serializedSize();
+        }
+        writeMaps(out, out.writableBytes() - filtersBytes);
+        int mapsEnd = out.writerIndex();
         for (KeyFilter f : filters) {
             f.write(out);
         }
-        int filtersEnd = out.writerIndex();
-        writeMaps(out);
         CRC32C crc = new CRC32C();
         crc.update(out.nioBuffer(head, headEnd - head));
-        out.setInt(start + 1, headEnd - head).setInt(start + 5, filtersEnd - headEnd)
-                .setInt(start + 9, out.writerIndex() - filtersEnd).setInt(start + 13, (int) crc.getValue());
-        mapsPlace.set(place(filtersEnd - start, out.writerIndex() - filtersEnd));
+        out.setInt(start + 1, headEnd - head).setInt(start + 5, out.writerIndex() - mapsEnd)
+                .setInt(start + 9, mapsEnd - headEnd).setInt(start + 13, (int) crc.getValue());
+        mapsPlace.set(place(headEnd - start, mapsEnd - headEnd));
     }
 
     @Override

@@ -144,7 +144,7 @@ final class NodeStore {
             entry = 0;
         } else {
             LeafNode.Maps held = leaf.chunkMaps();
-            entry = held == null ? -1 : ChunkMap.find(held.view(), held.start(), held.end(), block);
+            entry = held == null ? -1 : held.find(at, block);
             if (entry < 0) {
                 return null;
             }
@@ -181,6 +181,30 @@ final class NodeStore {
      */
     boolean readsChunkOf(long block) {
         return cache.full() && !cache.isCached(block);
+    }
+
+    /**
+     * Starts reading whole, on the read-ahead threads, the leaves under {@code parent} (of height 1)
+     * that the cache lacks, when its child {@code i}, which the caller reads itself, is one of them:
+     * for point reads while most of them miss, each of which needs its leaf's filters, so that the
+     * disk serves the leaves of one parent side by side instead of one miss at a time.
+     * {@link ReadAhead#NONE} when child {@code i} is cached. The caller closes the result before it
+     * lets go of the latch that keeps the leaves from being freed.
+     */
+    ReadAhead readAheadLeaves(InternalNode parent, int i) {
+        long target = parent.children.get(i);
+        if (parent.height != 1 || cache.isCached(target)) {
+            return ReadAhead.NONE;
+        }
+        long[] blocks = new long[parent.children.size()];
+        blocks[0] = target; // read by the caller: readAhead leaves the first one out
+        int n = 1;
+        for (int k = 0; k < blocks.length; k++) {
+            if (k != i) {
+                blocks[n++] = parent.children.get(k);
+            }
+        }
+        return readAhead(blocks);
     }
 
     Basement pinBasement(long block) {

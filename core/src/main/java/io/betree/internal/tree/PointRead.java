@@ -103,6 +103,9 @@ final class PointRead {
      * {@code node}, which it unpins.
      */
     private byte[] lookupBelowRoot(CacheEntry node, byte[] key, long snapshotTs, PendingUpdates pending) {
+        // The leaves of the last parent read ahead while most reads miss; closed (awaited) before
+        // the caller lets go of the subtree's latch, which keeps them from being freed.
+        ReadAhead siblings = ReadAhead.NONE;
         try {
             while (node instanceof InternalNode) {
                 InternalNode in = (InternalNode) node;
@@ -110,6 +113,9 @@ final class PointRead {
                 byte[] found = findInBuffer(in, i, key, snapshotTs, pending);
                 if (found != PendingUpdates.NOT_FOUND) {
                     return pending.over(found);
+                }
+                if (in.height == 1 && misses.common()) {
+                    siblings = store.readAheadLeaves(in, i);
                 }
                 CacheEntry next = pinOnPath(in, i);
                 store.unpin(node, false);
@@ -139,6 +145,7 @@ final class PointRead {
             }
         } finally {
             store.unpin(node, false);
+            siblings.close();
         }
     }
 

@@ -15,7 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class RecentChunkMaps {
     /** Maps kept: some 150 bytes of heap each (a 64 KiB basement has about eight chunks). */
-    static final int CAPACITY = 8192;
+    static final int CAPACITY = 1024;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final LinkedHashMap<Long, byte[]> maps = new LinkedHashMap<>(256, 0.75f, false) {

@@ -130,7 +130,11 @@ class ChunkReadTest {
 
     /** {@code reads} random keys of the model, each at both snapshots, against the model. */
     private void assertHitsMatchModel(BeTree tree, int reads) {
-        List<byte[]> keys = new ArrayList<>(now.keySet());
+        assertHitsMatchModel(tree, reads, new ArrayList<>(now.keySet()));
+    }
+
+    /** {@code reads} random keys of {@code keys}, each at both snapshots, against the model. */
+    private void assertHitsMatchModel(BeTree tree, int reads, List<byte[]> keys) {
         for (int i = 0; i < reads; i++) {
             byte[] key = keys.get(rnd.nextInt(keys.size()));
             assertArrayEquals(now.get(key), tree.get(key, msn), "now");
@@ -193,7 +197,10 @@ class ChunkReadTest {
     void aDamagedChunkIsReadWholeAndReportedNamingTheFileAndTheBlock() throws IOException {
         long root = writeTree();
         long block = storedBasements(root).get(0);
-        byte[] firstKey = firstKey(block);
+        Basement intact = storedBasement(block);
+        byte[] firstKey = intact.key(0);
+        byte[] lastKey = intact.key(intact.count() - 1);
+        intact.releaseMemory();
         ByteBuffer stored = file.read(block, ByteBuffer::allocate);
         int firstRecord = BasementChunks.HEADER;
         int lastByte = firstRecord + BasementChunks.RECORD_HEADER + stored.getInt(firstRecord + 17) - 1;
@@ -201,7 +208,11 @@ class ChunkReadTest {
         file.write(block, stored, Compressors.forId(0)); // the block's own CRC is right again
         file.checkpoint(null);
         BeTree tree = reopen(root, SMALL_CACHE);
-        fillCache(tree);
+        // Reads of other basements fill the cache, so that the read of the damaged one takes a chunk.
+        List<byte[]> elsewhere = new ArrayList<>(now.headMap(firstKey, false).keySet());
+        elsewhere.addAll(now.tailMap(lastKey, false).keySet());
+        assertHitsMatchModel(tree, 1_000, elsewhere);
+        assertTrue(cache.stats().rangeFetches() > 0, "the cache filled");
         CorruptionException e = assertThrows(CorruptionException.class, () -> tree.get(firstKey, msn));
         assertTrue(e.getMessage().contains(file.path().toString()), e.getMessage());
         assertTrue(e.getMessage().contains("block " + block), e.getMessage());
@@ -209,22 +220,11 @@ class ChunkReadTest {
         tree.close();
     }
 
-    /** Reads until the cache is full, so that the reads after it take chunks. */
-    private void fillCache(BeTree tree) {
-        assertHitsMatchModel(tree, 1_000);
-        assertTrue(cache.stats().rangeFetches() > 0, "the cache filled");
-    }
-
-    /** The first key stored basement {@code block} holds. */
-    private byte[] firstKey(long block) {
+    /** Stored basement {@code block}, read whole; the caller releases it. */
+    private Basement storedBasement(long block) {
         ByteBuf stored = new BlockFileBacking(file, memory).fetch(block);
-        Basement b = BasementLoader.loadStored(block, stored, memory,
+        return BasementLoader.loadStored(block, stored, memory,
                 new BasementChunks(Compressors.create("lz4"), new RecentChunkMaps()));
-        try {
-            return b.key(0);
-        } finally {
-            b.releaseMemory();
-        }
     }
 
     /** The basements of the stored tree at {@code root}, found through a fresh cache. */

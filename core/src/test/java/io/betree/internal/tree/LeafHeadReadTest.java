@@ -216,18 +216,20 @@ class LeafHeadReadTest {
             ByteBuffer stored = file.read(leaves.get(i), ByteBuffer::allocate);
             int headLength = stored.getInt(1);
             int filtersLength = stored.getInt(5);
-            ByteBuffer headAndFilters = stored.duplicate().position(17).limit(17 + headLength + filtersLength);
+            int mapsLength = stored.getInt(9);
+            ByteBuffer head = stored.duplicate().position(17).limit(17 + headLength);
+            ByteBuffer filters = stored.duplicate().position(17 + headLength + mapsLength);
             if (i % 3 < 2) {
                 // Versions 3 to 6: tag 'L', then the head and the filters with nothing between. Stored
                 // compressed, as the older code did, or raw, as it did when that was no larger.
                 ByteBuffer older = ByteBuffer.allocate(1 + headLength + filtersLength);
-                older.put(LeafNode.TAG_WHOLE).put(headAndFilters).flip();
+                older.put(LeafNode.TAG_WHOLE).put(head).put(filters).flip();
                 file.write(leaves.get(i), older, i % 3 == 0 ? lz4 : none);
             } else {
                 // Version 7: tag 'P', the lengths of head and filters, the head's CRC; no chunk maps.
                 ByteBuffer older = ByteBuffer.allocate(13 + headLength + filtersLength);
                 older.put(LeafNode.TAG_NO_MAPS).putInt(headLength).putInt(filtersLength).putInt(stored.getInt(13))
-                        .put(headAndFilters).flip();
+                        .put(head).put(filters).flip();
                 file.write(leaves.get(i), older, none);
             }
             // Versions before 8 stored a basement's rows whole, compressed by the block's codec.
