@@ -283,16 +283,8 @@ final class LeafNode extends CacheEntry {
      * entries), or null when they do not check out.
      */
     private static Maps checkedMaps(ByteBuffer view, int start, int length, int basements) {
-        if (length < 4) {
-            return null;
-        }
-        int end = start + length;
-        CRC32C crc = new CRC32C();
-        crc.update(view.duplicate().limit(end).position(start + 4));
-        if ((int) crc.getValue() != view.getInt(start)) {
-            return null;
-        }
-        return entriesOf(view, start + 4, end, basements);
+        return length >= 4 && crcHolds(view, start, length) ? entriesOf(view, start + 4, start + length, basements)
+                : null;
     }
 
     /** The entries at {@code [start, end)} of {@code view}, checked; null if they are not well-formed. */
@@ -319,13 +311,18 @@ final class LeafNode extends CacheEntry {
      * of its own, just made.
      */
     private void keepMapsRead(ByteBuf part, int at, int length) {
-        Maps read = checkedMaps(NodeMemory.view(part), at, length, basements.size());
-        if (read != null) {
+        if (length >= 4 && crcHolds(NodeMemory.view(part), at, length)) {
+            // Entries are checked when a point read first needs them: most heads read are a scan's.
             ByteBuf own = memory.allocate(length - 4);
             own.writeBytes(part, at + 4, length - 4);
             mapsOwned = own;
-            maps = entriesOf(NodeMemory.view(own), 0, own.writerIndex(), basements.size());
         }
+    }
+
+    private static boolean crcHolds(ByteBuffer view, int start, int length) {
+        CRC32C crc = new CRC32C();
+        crc.update(view.duplicate().limit(start + length).position(start + 4));
+        return (int) crc.getValue() == view.getInt(start);
     }
 
     /**
@@ -343,6 +340,15 @@ final class LeafNode extends CacheEntry {
         try {
             long place = mapsPlace.get();
             if (maps != null || place == 0) {
+                return maps;
+            }
+            if (mapsOwned != null) { // read with the head, not yet looked into
+                maps = entriesOf(NodeMemory.view(mapsOwned), 0, mapsOwned.writerIndex(), basements.size());
+                if (maps == null) {
+                    memory.release(mapsOwned);
+                    mapsOwned = null;
+                    mapsPlace.compareAndSet(place, 0);
+                }
                 return maps;
             }
             int length = (int) place;
@@ -399,7 +405,7 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     protected boolean shed() {
-        boolean dropped = maps != null;
+        boolean dropped = maps != null || mapsOwned != null;
         maps = null; // a view of the image, or of its own buffer
         memory.release(mapsOwned);
         mapsOwned = null;
@@ -438,6 +444,16 @@ final class LeafNode extends CacheEntry {
         } finally {
             reading.unlock();
         }
+    }
+
+    /**
+     * Before a change: reads shed filters back, and the chunk maps, which the leaf's next write
+     * carries forward, so that the write (under the cache's lock, for a checkpoint's image) reads
+     * nothing.
+     */
+    private void holdForChange() {
+        holdFilters();
+        chunkMaps();
     }
 
     /** The number of filters, one per basement; reads shed filters back. */
@@ -481,7 +497,7 @@ final class LeafNode extends CacheEntry {
      * applied to it: its size, and their keys added to its filter (rebuilt once full).
      */
     void applied(int b, Basement basement, MessageBuffer msgs, int from, int to) {
-        holdFilters();
+        holdForChange();
         basementBytes.set(b, basement.bytes());
         KeyFilter filter = filters.get(b);
         for (int m = from; m < to; m++) {
@@ -501,14 +517,14 @@ final class LeafNode extends CacheEntry {
     }
 
     private void record(int b, Basement basement, boolean spare) {
-        holdFilters();
+        holdForChange();
         basementBytes.set(b, basement.bytes());
         filters.set(b, KeyFilter.of(memory, basement, spare)).release();
     }
 
     /** Records {@code key} as appended to basement {@code b}: its size, and the key in its filter. */
     void appended(int b, Basement basement, byte[] key) {
-        holdFilters();
+        holdForChange();
         basementBytes.set(b, basement.bytes());
         if (!filters.get(b).tryAdd(KeyFilter.hash(key))) {
             rebuilt(b, basement);
@@ -517,7 +533,7 @@ final class LeafNode extends CacheEntry {
 
     /** Inserts {@code right}, split off the top of basement {@code b}, just after it. */
     void insertAfter(int b, Basement right) {
-        holdFilters();
+        holdForChange();
         pivots.add(b, right.key(0));
         basements.add(b + 1, right.blockNumber());
         basementBytes.add(b + 1, right.bytes());
@@ -529,7 +545,7 @@ final class LeafNode extends CacheEntry {
      * basement's filter; returns its block, which the caller frees.
      */
     long remove(int b, int pivot) {
-        holdFilters();
+        holdForChange();
         pivots.remove(pivot);
         basementBytes.remove(b);
         filters.remove(b).release();
@@ -541,7 +557,7 @@ final class LeafNode extends CacheEntry {
      * {@code maker}; the pivot before {@code start} goes too, and is returned.
      */
     byte[] moveTail(int start, LeafMaker maker) {
-        holdFilters();
+        holdForChange();
         Maps ours = chunkMaps();
         int end = basements.size();
         byte[] separator = pivots.get(start - 1);
@@ -561,7 +577,7 @@ final class LeafNode extends CacheEntry {
 
     /** Takes every basement of {@code right}, whose keys sort after {@code separator} and all of this leaf's. */
     void absorb(byte[] separator, LeafNode right) {
-        holdFilters();
+        holdForChange();
         right.holdFilters();
         Maps ours = chunkMaps();
         Maps theirs = right.chunkMaps();
