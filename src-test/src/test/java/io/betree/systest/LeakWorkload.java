@@ -163,9 +163,11 @@ public final class LeakWorkload {
             if (tagsDone.indexOf(tag) >= 0) {
                 continue;
             }
-            if (tag == 'K' && payload.getInt(9) > 2) {
-                // The first chunk claims another version's stamp than its basement's.
-                payload.putLong(15, payload.getLong(15) ^ 1);
+            if (tag == 'K' && payload.getInt(9) > 2 && payload.getInt(15 + 17) > 8) {
+                // The first chunk's stored bytes damaged and its CRC made right again: the chunk is
+                // decompressed (or, stored as it is, its rows indexed) before the damage shows.
+                payload.put(15 + 25 + 2, (byte) (payload.get(15 + 25 + 2) ^ 0x7f));
+                DataFileLayout.fixChunkCrc(payload, 15);
             } else if (tag == 'I') {
                 // The first child's message buffer claims a negative size.
                 payload.putInt(22, -1);

@@ -370,11 +370,12 @@ public final class BlockFile implements Closeable {
      * rewritten meanwhile may leave other data there; the caller's check tells, and it reads the
      * block whole instead. The allocator is called with {@code length}.
      *
-     * @return the allocator's buffer, flipped; or null, having read nothing, when the range does not
-     *     lie inside the block's stored payload
-     * @throws IllegalArgumentException if the number is not allocated or was never written, or the
-     *     range is negative
-     * @throws IOException if reading fails, or the file ends inside the range
+     * @return the allocator's buffer, flipped; or null, having read nothing usable, when the
+     *     number is not allocated or not written, the range does not lie inside the block's stored
+     *     payload, or the file ends inside it (a block freed since, its space truncated away): the
+     *     caller's hint was out of date
+     * @throws IllegalArgumentException if the range is negative
+     * @throws IOException if reading fails
      */
     public ByteBuffer readRange(long blockNumber, int from, int length, IntFunction<ByteBuffer> allocator)
             throws IOException {
@@ -385,17 +386,16 @@ public final class BlockFile implements Closeable {
         checkOpen();
         TableSet.Location location = tables.location(blockNumber);
         long offset = location.offset();
-        if (offset == TranslationTable.FREE) {
-            throw new IllegalArgumentException("block " + blockNumber + " is not allocated in " + path);
-        }
-        if (offset == TranslationTable.UNWRITTEN) {
-            throw new IllegalArgumentException("block " + blockNumber + " has not been written in " + path);
-        }
-        if ((long) from + length > location.length() - BlockHeader.SIZE) {
+        if (offset == TranslationTable.FREE || offset == TranslationTable.UNWRITTEN
+                || (long) from + length > location.length() - BlockHeader.SIZE) {
             return null;
         }
         ByteBuffer out = allocator.apply(length);
-        file.readFully(out.duplicate().limit(out.position() + length), offset + BlockHeader.SIZE + from);
+        try {
+            file.readFully(out.duplicate().limit(out.position() + length), offset + BlockHeader.SIZE + from);
+        } catch (EOFException e) {
+            return null;
+        }
         return out.limit(out.position() + length);
     }
 

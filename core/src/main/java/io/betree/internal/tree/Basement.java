@@ -619,8 +619,8 @@ public final class Basement extends CacheEntry {
         return Keys.copy(dataView, bKey, Math.min(bLength, common + 1));
     }
 
-    /** Copies the rows in this class's layout (tag, count, rows) to {@code out}: what the chunks hold. */
-    void copyRows(ByteBuf out) {
+    /** Writes the rows in this class's layout (tag, count, rows) to {@code out}: what the chunks hold. */
+    void writeRowsTo(ByteBuf out) {
         out.writeBytes(data, 0, data.writerIndex());
     }
 

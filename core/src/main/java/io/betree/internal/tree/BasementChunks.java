@@ -37,8 +37,12 @@ final class BasementChunks {
     static final int RECORD_HEADER = 25;
     /** Checked bytes of a record before its CRC. */
     private static final int RECORD_CHECKED = 21;
-    /** Bound on a basement's rows, against lengths a damaged block could claim. */
-    private static final int MAX_ROW_BYTES = 1 << 30;
+    /**
+     * The most bytes a basement's rows take: what a block's payload holds (docs/format.md, Limits),
+     * as it did when a basement was stored whole. Reads check lengths a damaged block claims
+     * against it.
+     */
+    private static final int MAX_ROW_BYTES = 64 << 20;
 
     private final BlockCompressor codec;
     private final RecentChunkMaps recent;
@@ -47,11 +51,6 @@ final class BasementChunks {
     BasementChunks(BlockCompressor codec, RecentChunkMaps recent) {
         this.codec = codec;
         this.recent = recent;
-    }
-
-    /** The codec chunks are compressed with. */
-    BlockCompressor codec() {
-        return codec;
     }
 
     /** The first row of each chunk of {@code b}, then its row count. */
@@ -79,8 +78,16 @@ final class BasementChunks {
         return cuts[j] < b.count() ? b.rowOffset(cuts[j]) : b.rowsEnd();
     }
 
-    /** The most bytes {@link #write} writes for {@code b}. */
+    /**
+     * The most bytes {@link #write} writes for {@code b}.
+     *
+     * @throws IllegalArgumentException if the rows take more than a block holds
+     */
     int sizeBound(Basement b) {
+        if (b.rowsEnd() > MAX_ROW_BYTES) {
+            throw new IllegalArgumentException("basement " + b.blockNumber() + " holds " + b.rowsEnd()
+                    + " bytes of rows, more than the " + (MAX_ROW_BYTES >> 20) + " MiB a block holds");
+        }
         int[] cuts = cuts(b);
         long bound = HEADER;
         for (int j = 0; j + 1 < cuts.length; j++) {
@@ -149,10 +156,14 @@ final class BasementChunks {
         int m = in.getShort(start + 13) & 0xffff;
         long total = 0;
         int pos = start + HEADER;
+        CRC32C crc = new CRC32C();
         for (int j = 0; j < m; j++) {
             if (pos + RECORD_HEADER > end || in.getLong(pos) != stamp || in.getInt(pos + 13) < 0
                     || in.getInt(pos + 17) < 0 || (long) pos + RECORD_HEADER + in.getInt(pos + 17) > end) {
                 throw new IllegalArgumentException("chunk " + j + " of " + m + " is malformed");
+            }
+            if (!checksumHolds(in, pos, RECORD_HEADER + in.getInt(pos + 17), crc)) {
+                throw new IllegalArgumentException("chunk " + j + " of " + m + " fails its checksum");
             }
             total += in.getInt(pos + 13);
             pos += RECORD_HEADER + in.getInt(pos + 17);
@@ -166,11 +177,7 @@ final class BasementChunks {
             data.writeByte(Basement.TAG).writeInt(rows);
             pos = start + HEADER;
             long rowsSeen = 0;
-            CRC32C crc = new CRC32C();
             for (int j = 0; j < m; j++) {
-                if (!checksumHolds(in, pos, RECORD_HEADER + in.getInt(pos + 17), crc)) {
-                    throw new IllegalArgumentException("chunk " + j + " of " + m + " fails its checksum");
-                }
                 rowsSeen += in.getInt(pos + 9);
                 pos = decompressRecord(in, pos, data);
             }

@@ -62,14 +62,14 @@ public final class BlockFileBacking implements BackingStore {
                 holder[0] = memory.allocate(size);
                 return holder[0].nioBuffer(0, size);
             });
-            return read == null ? memory.allocate(1) : holder[0].writerIndex(length);
+            if (read == null) {
+                memory.release(holder[0]);
+                return memory.allocate(1); // none of it: the caller's hint was out of date
+            }
+            return holder[0].writerIndex(length);
         } catch (IOException e) {
             memory.release(holder[0]);
             throw new BetreeIOException("reading part of block " + blockNumber + " of " + file.path(), e);
-        } catch (IllegalArgumentException e) {
-            memory.release(holder[0]);
-            throw new CorruptionException(file.path(), blockNumber,
-                    "a stored pointer names a block that does not exist (" + e.getMessage() + ")", e);
         } catch (RuntimeException e) {
             memory.release(holder[0]);
             throw e;

@@ -328,8 +328,11 @@ final class LeafNode extends CacheEntry {
     /**
      * The chunk maps of this leaf's basements as its block holds them, read from the block when not
      * held; null when it holds none or they do not check out. Valid while the caller holds the
-     * leaf pinned: only the evictor drops them, and it never takes a pinned leaf. The maps are
-     * hints: an entry may describe a basement version since replaced ({@link ChunkMap}).
+     * leaf pinned and its subtree's latch: the evictor drops them only from a leaf it has claimed
+     * (unpinned), and a split or merge only under the latch held exclusively. The maps are hints:
+     * an entry may describe a basement version since replaced ({@link ChunkMap}); those held are
+     * the leaf's block's when it was read, and the maps its basements' writes left since
+     * ({@link RecentChunkMaps}) come first wherever they are used.
      */
     Maps chunkMaps() {
         Maps held = maps;

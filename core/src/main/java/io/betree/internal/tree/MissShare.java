@@ -33,4 +33,13 @@ final class MissShare {
         int r = reads;
         return r < ENOUGH || misses * 8L > r;
     }
+
+    /**
+     * Whether enough reads were counted to tell, and they miss often enough: for work that pays
+     * only when misses go on, such as reading a parent's other leaves ahead.
+     */
+    boolean commonForSure() {
+        int r = reads;
+        return r >= ENOUGH && misses * 8L > r;
+    }
 }

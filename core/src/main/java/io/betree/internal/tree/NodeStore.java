@@ -104,8 +104,8 @@ final class NodeStore {
     }
 
     /**
-     * Starts reading the blocks of {@code blocks} (basements or buffers, {@link InternalNode#NO_BLOCK}
-     * skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
+     * Starts reading the blocks of {@code blocks} (basements, buffers or leaves,
+     * {@link InternalNode#NO_BLOCK} skipped) that are not in the cache, all but the first, which the caller reads sooner itself,
      * on the read-ahead threads, up to 16 per step at a time ({@link ReadAhead}); {@link ReadAhead#NONE}
      * when there is none to read ahead. The caller awaits each before it pins it, and closes the
      * result before any of them may be freed.

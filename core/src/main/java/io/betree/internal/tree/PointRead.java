@@ -114,7 +114,7 @@ final class PointRead {
                 if (found != PendingUpdates.NOT_FOUND) {
                     return pending.over(found);
                 }
-                if (in.height == 1 && misses.common()) {
+                if (in.height == 1 && misses.commonForSure()) {
                     siblings = store.readAheadLeaves(in, i);
                 }
                 CacheEntry next = pinOnPath(in, i);
@@ -144,8 +144,11 @@ final class PointRead {
                 }
             }
         } finally {
-            store.unpin(node, false);
-            siblings.close();
+            try {
+                store.unpin(node, false);
+            } finally {
+                siblings.close();
+            }
         }
     }
 

@@ -23,8 +23,9 @@ import java.util.function.LongConsumer;
  * the process, as the flushers are. A read that fails only loses its head start: the flusher pins
  * the block itself and meets the failure there.
  *
- * <p>One instance serves one step's reads of one kind (a leaf's basements, a node's buffers), on the
- * flusher's thread; not thread-safe.
+ * <p>One instance serves one step's reads of one kind (a leaf's basements, a node's buffers) on the
+ * flusher's thread, or a point read's of the leaves beside its own while most reads miss
+ * ({@link NodeStore#readAheadLeaves}) on the reader's; not thread-safe.
  */
 final class ReadAhead implements AutoCloseable {
     /** Reads in flight across the process: few, as each thread mostly waits for the disk. */

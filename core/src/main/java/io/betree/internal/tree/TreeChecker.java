@@ -293,7 +293,7 @@ final class TreeChecker {
         long block = basement.blockNumber();
         ByteBuf image = store.memory().allocate(Math.max(1, basement.bytes()));
         try {
-            basement.copyRows(image);
+            basement.writeRowsTo(image);
             int end = image.writerIndex();
             if (end < 5 || image.getByte(0) != Basement.TAG) {
                 throw fail(block, "a basement's stored form lacks its header");

@@ -167,7 +167,7 @@ class BasementApplyTest {
     private static void assertRowsInOrder(Basement basement, NodeMemory memory) {
         ByteBuf image = memory.allocate(Math.max(16, basement.bytes()));
         try {
-            basement.copyRows(image);
+            basement.writeRowsTo(image);
             ByteBuffer b = NodeMemory.view(image);
             int rows = b.getInt(1);
             assertEquals(basement.count(), rows);
