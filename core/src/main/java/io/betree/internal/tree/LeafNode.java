@@ -76,6 +76,16 @@ final class LeafNode extends CacheEntry {
     private volatile Maps maps;
     /** The buffer the maps held live in: read alone, or gathered by a split or merge; or null. */
     private ByteBuf mapsOwned;
+    /**
+     * The entries the leaf's last write stored, newer than the maps held: readers take them up
+     * ({@link #chunkMaps}), as the write may run beside readers of the maps held. Under {@link #reading}.
+     */
+    private volatile ByteBuf mapsWritten;
+    /**
+     * Maps a reader replaced with {@link #mapsWritten} while other readers may still look into
+     * them: released once nobody can (a change, with readers shut out; a shed; the leaf's end).
+     */
+    private ByteBuf mapsRetired;
 
     /**
      * Chunk map entries ({@link ChunkMap}) at {@code [start, end)} of {@code view}, checked; entry
@@ -336,11 +346,14 @@ final class LeafNode extends CacheEntry {
      */
     Maps chunkMaps() {
         Maps held = maps;
-        if (held != null || mapsPlace.get() == 0) {
+        if (held != null && mapsWritten == null || held == null && mapsPlace.get() == 0) {
             return held;
         }
         reading.lock();
         try {
+            if (mapsWritten != null && mapsRetired == null) {
+                takeWrittenMaps();
+            }
             long place = mapsPlace.get();
             if (maps != null || place == 0) {
                 return maps;
@@ -371,6 +384,29 @@ final class LeafNode extends CacheEntry {
         } finally {
             reading.unlock();
         }
+    }
+
+    /**
+     * With {@link #reading} held: holds the maps the leaf's last write stored instead of those held,
+     * which readers may still be looking into: they wait in {@link #mapsRetired}.
+     */
+    private void takeWrittenMaps() {
+        ByteBuf written = mapsWritten;
+        mapsWritten = null;
+        Maps fresh = entriesOf(NodeMemory.view(written), 0, written.writerIndex(), basements.size());
+        if (fresh == null) {
+            memory.release(written); // cannot happen: they were written from checked entries
+            return;
+        }
+        mapsRetired = mapsOwned;
+        mapsOwned = written;
+        maps = fresh;
+    }
+
+    /** Releases maps replaced while readers could look into them; the caller has shut readers out. */
+    private void releaseRetiredMaps() {
+        memory.release(mapsRetired);
+        mapsRetired = null;
     }
 
     /**
@@ -408,10 +444,8 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     protected boolean shed() {
-        boolean dropped = maps != null || mapsOwned != null;
-        maps = null; // a view of the image, or of its own buffer
-        memory.release(mapsOwned);
-        mapsOwned = null;
+        boolean dropped = maps != null || mapsOwned != null || mapsWritten != null;
+        dropMaps();
         if (shed || image == null && filters.isEmpty()) {
             return dropped;
         }
@@ -456,7 +490,18 @@ final class LeafNode extends CacheEntry {
      */
     private void holdForChange() {
         holdFilters();
+        releaseRetiredMaps(); // a change shuts readers out
         chunkMaps();
+    }
+
+    /** Drops every map held; the caller has the leaf to itself. */
+    private void dropMaps() {
+        maps = null;
+        memory.release(mapsOwned);
+        mapsOwned = null;
+        memory.release(mapsWritten);
+        mapsWritten = null;
+        releaseRetiredMaps();
     }
 
     /** The number of filters, one per basement; reads shed filters back. */
@@ -611,8 +656,8 @@ final class LeafNode extends CacheEntry {
      */
     @Override
     public long memoryBytes() {
-        long bytes = 64 + (image == null ? 0 : image.capacity()) + (mapsOwned == null ? 0 : mapsOwned.capacity())
-                + basements.size() * 48L;
+        long bytes = 64 + (image == null ? 0 : image.capacity()) + capacity(mapsOwned) + capacity(mapsWritten)
+                + capacity(mapsRetired) + basements.size() * 48L;
         for (byte[] p : pivots) {
             bytes += 24 + p.length;
         }
@@ -712,13 +757,35 @@ final class LeafNode extends CacheEntry {
         out.setInt(start + 1, headEnd - head).setInt(start + 5, out.writerIndex() - mapsEnd)
                 .setInt(start + 9, mapsEnd - headEnd).setInt(start + 13, (int) crc.getValue());
         mapsPlace.set(place(headEnd - start, mapsEnd - headEnd));
+        keepWrittenMaps(out, headEnd, mapsEnd);
+    }
+
+    /**
+     * Keeps the entries just written at {@code [from + 4, to)} of {@code out} (after their CRC) for
+     * readers to take up in place of the maps held, which the entries newer than them replaced.
+     */
+    private void keepWrittenMaps(ByteBuf out, int from, int to) {
+        if (to - from <= 4) {
+            return;
+        }
+        ByteBuf written = memory.allocate(to - from - 4);
+        written.writeBytes(out, from + 4, to - from - 4);
+        reading.lock();
+        try {
+            memory.release(mapsWritten); // nobody looks into these: readers take them under this lock
+            mapsWritten = written;
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    private static long capacity(ByteBuf b) {
+        return b == null ? 0 : b.capacity();
     }
 
     @Override
     protected void releaseMemory() {
-        maps = null;
-        memory.release(mapsOwned);
-        mapsOwned = null;
+        dropMaps();
         shed = false;
         filters.forEach(KeyFilter::release);
         filters.clear();
