@@ -677,22 +677,27 @@ final class LeafNode extends CacheEntry {
         for (KeyFilter f : filters) {
             size += f.serializedSize();
         }
-        Maps held = chunkMaps();
         for (int i = 0; i < basements.size(); i++) {
-            size += mapEntryLength(i, held);
+            ByteBuffer entry = newestMap(i);
+            size += entry == null ? 0 : entry.remaining();
         }
         return size;
     }
 
-    /** The length of the chunk map entry of basement {@code i} this leaf would write now, 0 for none. */
-    private int mapEntryLength(int i, Maps held) {
+    /**
+     * The newest chunk map entry known for basement {@code i}, exactly its bytes, or null: the one
+     * its last write left ({@link RecentChunkMaps}), else the one among this leaf's maps
+     * ({@link #chunkMaps}, read if not held).
+     */
+    ByteBuffer newestMap(int i) {
         long b = basements.get(i);
         byte[] recent = source.recentMap(b);
         if (recent != null) {
-            return recent.length;
+            return ByteBuffer.wrap(recent);
         }
+        Maps held = chunkMaps();
         int at = held == null ? -1 : held.find(i, b);
-        return at < 0 ? 0 : held.view().getInt(at);
+        return at < 0 ? null : held.view().duplicate().limit(at + held.view().getInt(at)).position(at);
     }
 
     /**
@@ -702,22 +707,13 @@ final class LeafNode extends CacheEntry {
      * map grew) is left out.
      */
     private void writeMaps(ByteBuf out, int room) {
-        Maps held = chunkMaps();
         int start = out.writerIndex();
         int limit = start + room;
         out.writeInt(0);
         for (int i = 0; i < basements.size(); i++) {
-            long b = basements.get(i);
-            byte[] recent = source.recentMap(b);
-            if (recent != null) {
-                if (out.writerIndex() + recent.length <= limit) {
-                    out.writeBytes(recent);
-                }
-                continue;
-            }
-            int at = held == null ? -1 : held.find(i, b);
-            if (at >= 0 && out.writerIndex() + held.view().getInt(at) <= limit) {
-                out.writeBytes(held.view().duplicate().limit(at + held.view().getInt(at)).position(at));
+            ByteBuffer entry = newestMap(i);
+            if (entry != null && out.writerIndex() + entry.remaining() <= limit) {
+                out.writeBytes(entry);
             }
         }
         if (out.writerIndex() == start + 4) {

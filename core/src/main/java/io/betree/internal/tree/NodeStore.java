@@ -136,20 +136,11 @@ final class NodeStore {
      */
     Basement readChunk(LeafNode leaf, int at, byte[] key) {
         long block = leaf.basements.get(at);
-        byte[] recent = recentMaps.get(block);
-        ByteBuffer map;
-        int entry;
-        if (recent != null) {
-            map = ByteBuffer.wrap(recent);
-            entry = 0;
-        } else {
-            LeafNode.Maps held = leaf.chunkMaps();
-            entry = held == null ? -1 : held.find(at, block);
-            if (entry < 0) {
-                return null;
-            }
-            map = held.view();
+        ByteBuffer map = leaf.newestMap(at);
+        if (map == null) {
+            return null;
         }
+        int entry = map.position();
         int chunk = ChunkMap.chunkFor(map, entry, key);
         int from = ChunkMap.recordStart(map, entry, chunk);
         ByteBuf record = cache.fetchRange(block, from, ChunkMap.recordStart(map, entry, chunk + 1) - from);
