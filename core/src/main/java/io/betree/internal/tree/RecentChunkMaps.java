@@ -17,10 +17,11 @@ final class RecentChunkMaps {
     /**
      * Maps kept: some 150 bytes of heap each (a 64 KiB basement has about eight chunks). They
      * live long enough to reach the old generation: 1,024 of them raised OffHeapMemoryTest's peak
-     * heap on JDK 25 from 55 to 61-64 MiB (its bound is 64), 256 to 58-59, and the small-cache
-     * benchmark's chunk reads found their maps as often (docs/benchmarks.md).
+     * heap on JDK 25 from 55 to 61-64 MiB (its bound is 64), 512 to 57-60. With 256, a checkpoint
+     * of ChunkReadTest's tree wrote more basements than the table kept before their leaves, and a
+     * fifth of its hits read the basement whole (docs/benchmarks.md).
      */
-    static final int CAPACITY = 256;
+    static final int CAPACITY = 512;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final LinkedHashMap<Long, byte[]> maps = new LinkedHashMap<>(256, 0.75f, false) {
