@@ -136,7 +136,8 @@ final class LeafNode extends CacheEntry {
 
     /**
      * Parses a whole stored leaf from {@code in}, which it takes: the filters go on using its bytes
-     * (the leaf releases it, or this method when it throws). Throws {@link IllegalArgumentException}
+     * (the leaf releases it, or this method when it throws), or, when the block holds chunk maps,
+     * those of a copy of the filters alone, the maps being left on disk. Throws {@link IllegalArgumentException}
      * or IndexOutOfBounds on bad bytes.
      */
     static LeafNode read(long blockNumber, ByteBuf in, NodeMemory memory, FilterSource source) {

@@ -171,7 +171,9 @@ final class NodeStore {
      * something else. A moment's view.
      */
     boolean readsChunkOf(long block) {
-        return cache.full() && !cache.isCached(block);
+        // The lookup first: most reads find their basement cached, and a budget shared by many
+        // caches sums them all to tell whether it is full.
+        return !cache.isCached(block) && cache.full();
     }
 
     /**
